@@ -1,0 +1,154 @@
+"""The graph vocabulary, defined once: labels, relationship types, property names, index names.
+
+Every Cypher statement that needs a label or relationship type takes it from the allow-lists in
+this module (see :func:`checked_label` and :func:`checked_relationship`), so nothing that comes
+from data can ever be interpolated into a query.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Final
+
+
+class DescriptionLevel(StrEnum):
+    """`levelOfDescription` values of description records; each is also a node label."""
+
+    ITEM = "item"
+    FILE_UNIT = "fileUnit"
+    SERIES = "series"
+    RECORD_GROUP = "recordGroup"
+    COLLECTION = "collection"
+
+
+class AuthorityType(StrEnum):
+    """`authorityType` values of authority records; each is also a node label."""
+
+    PERSON = "person"
+    ORGANIZATION = "organization"
+    GEOGRAPHIC_PLACE_NAME = "geographicPlaceName"
+    SPECIFIC_RECORDS_TYPE = "specificRecordsType"
+    TOPICAL_SUBJECT = "topicalSubject"
+
+
+class RecordKind(StrEnum):
+    """`recordType` of a NARA record."""
+
+    DESCRIPTION = "description"
+    AUTHORITY = "authority"
+
+
+#: The ten record types, in the order of the seed's attribute table. Each is a node label.
+RECORD_TYPES: Final[tuple[str, ...]] = tuple(
+    [level.value for level in DescriptionLevel] + [kind.value for kind in AuthorityType]
+)
+DESCRIPTION_TYPES: Final[frozenset[str]] = frozenset(level.value for level in DescriptionLevel)
+AUTHORITY_TYPES: Final[frozenset[str]] = frozenset(kind.value for kind in AuthorityType)
+
+
+class Label(StrEnum):
+    """Labels that are not record types."""
+
+    #: Every node of the knowledge graph (one per chunk) carries it; it owns the chunkId
+    #: constraint and the naId index, so every lookup by naId is index-backed.
+    CHUNK = "Chunk"
+    #: Nodes whose `text` was embedded (the seed's label, kept verbatim).
+    RECORD_WITH_TEXT = "recordWithText"
+    COMMUNITY = "Community"
+
+
+class Rel(StrEnum):
+    """Relationship types."""
+
+    NEXT = "Next"
+    INCLUDES = "Includes"
+    IN_COMMUNITY = "IN_COMMUNITY"
+    # Authority relationships: one type per reference list, from the authority's first chunk to
+    # the first chunk of the record that holds the reference.
+    BROADER_TERM = "broaderTerm"
+    CONTRIBUTOR = "contributor"
+    CREATOR = "creator"
+    SUBJECT = "subject"
+    DONOR = "donor"
+    NARROWER_TERM = "narrowerTerm"
+    ORGANIZATIONAL_REFERENCE = "organizationalReference"
+    RELATED_TERM = "relatedTerm"
+    JURISDICTION = "jurisdiction"
+    ORGANIZATION_NAME = "organizationName"
+    PERSONAL_REFERENCE = "personalReference"
+
+
+#: Reference list in a record (JSON key) -> relationship type it produces.
+REFERENCE_LISTS: Final[dict[str, Rel]] = {
+    "broaderTerms": Rel.BROADER_TERM,
+    "contributors": Rel.CONTRIBUTOR,
+    "creators": Rel.CREATOR,
+    "subjects": Rel.SUBJECT,
+    "donors": Rel.DONOR,
+    "narrowerTerms": Rel.NARROWER_TERM,
+    "organizationalReferences": Rel.ORGANIZATIONAL_REFERENCE,
+    "relatedTerms": Rel.RELATED_TERM,
+    "jurisdictions": Rel.JURISDICTION,
+    "organizationNames": Rel.ORGANIZATION_NAME,
+    "personalReferences": Rel.PERSONAL_REFERENCE,
+}
+AUTHORITY_RELATIONSHIPS: Final[tuple[Rel, ...]] = tuple(REFERENCE_LISTS.values())
+
+
+class Prop:
+    """Property names shared by every node (seed 000 plus the platform's own)."""
+
+    NA_ID: Final = "naId"
+    CHUNK_ID: Final = "chunkId"
+    CHUNK_SEQ_ID: Final = "chunkSeqId"
+    TEXT: Final = "text"
+    SOURCE: Final = "source"
+    FILE_NAME: Final = "file_name"
+    LINE_NUM: Final = "line_num"
+    TITLE: Final = "title"
+    HEADING: Final = "heading"
+    RECORD_TYPE: Final = "recordType"
+    LEVEL_OF_DESCRIPTION: Final = "levelOfDescription"
+    AUTHORITY_TYPE: Final = "authorityType"
+    ANCESTORS: Final = "ancestors"
+    # Platform properties (not in the seed table).
+    NODE_TYPE: Final = "nodeType"  # the record-type label, as a property for easy grouping
+    IS_STUB: Final = "isStub"  # built from a reference or an ancestor entry, not a full record
+    TEXT_HASH: Final = "textHash"  # sha256 of the embedded text
+    EMBEDDING: Final = "textEmbedding"
+    EMBEDDING_KEY: Final = "embeddingKey"  # hash of text + model: re-embed only when it changes
+    CHUNK_COUNT: Final = "chunkCount"
+
+
+VECTOR_INDEX: Final = "texts_from_records"
+FULLTEXT_INDEX: Final = "texts_fulltext"
+CHUNK_ID_CONSTRAINT: Final = "chunk_chunkId_unique"
+NA_ID_INDEX: Final = "chunk_naId"
+
+CATALOG_URL: Final = "https://catalog.archives.gov/id/{naId}"
+
+_ALLOWED_LABELS: Final[frozenset[str]] = frozenset(RECORD_TYPES) | {label.value for label in Label}
+_ALLOWED_RELATIONSHIPS: Final[frozenset[str]] = frozenset(rel.value for rel in Rel)
+
+
+def source_url(na_id: int) -> str:
+    return CATALOG_URL.format(naId=na_id)
+
+
+def chunk_id(na_id: int, seq: int) -> str:
+    """Stable across rebuilds: a chunk is named by its record and position."""
+    return f"{na_id}-{seq}"
+
+
+def checked_label(name: str) -> str:
+    """Return `name` if it is one of the project's labels; the only way a label reaches Cypher."""
+    if name not in _ALLOWED_LABELS:
+        raise ValueError(f"label {name!r} is not in the allow-list")
+    return name
+
+
+def checked_relationship(name: str) -> str:
+    """Return `name` if it is one of the project's relationship types."""
+    if name not in _ALLOWED_RELATIONSHIPS:
+        raise ValueError(f"relationship type {name!r} is not in the allow-list")
+    return name
