@@ -2,15 +2,229 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
 import click
 
 from nara_kg.neo4j_cli import neo4j_group
+from nara_kg.settings import PROJECT_ROOT, Neo4jSettings, apply_env_defaults
+
+
+def _dagster_home() -> Path:
+    """A persistent Dagster instance, so the UI shows the runs that `build` made."""
+    home = Path(os.environ.setdefault("DAGSTER_HOME", str(PROJECT_ROOT / "var" / "dagster_home")))
+    home.mkdir(parents=True, exist_ok=True)
+    config = home / "dagster.yaml"
+    if not config.exists():
+        config.write_text("telemetry:\n  enabled: false\n", encoding="utf-8")
+    return home
 
 
 @click.group(help="Build and query the NARA catalog knowledge graph.")
 @click.version_option(package_name="nara-kg")
 def main() -> None:
-    pass
+    # Defaults for every variable the Dagster resources are bound to; set ones are kept.
+    apply_env_defaults()
 
 
 main.add_command(neo4j_group)
+
+
+@main.command("demo-data")
+@click.argument("out_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--records", default=400, show_default=True, help="Approximate record count.")
+@click.option("--seed", default=7, show_default=True)
+@click.option(
+    "--real-export",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Also emit authority records for the creators[] naIds found in this real export.",
+)
+def demo_data(out_dir: Path, records: int, seed: int, real_export: Path | None) -> None:
+    """Generate realistic NARA export records of all ten types into OUT_DIR."""
+    from nara_kg.demo_data import generate_demo_data
+
+    summary = generate_demo_data(out_dir, records=records, seed=seed, real_export_dir=real_export)
+    total = sum(summary.records_by_type.values())
+    click.echo(f"wrote {total} records in {len(summary.files)} files under {out_dir}")
+    for node_type, count in sorted(summary.records_by_type.items()):
+        click.echo(f"  {node_type:22} {count}")
+    click.echo(f"questions: {summary.questions_path}")
+
+
+def _ensure_server() -> None:
+    from nara_kg import neo4j_runtime
+    from nara_kg.settings import neo4j_home
+
+    settings = Neo4jSettings.from_env()
+    if settings.managed:
+        neo4j_runtime.start(settings, neo4j_home(), log=lambda m: click.echo(m, err=True))
+
+
+@main.command()
+@click.option(
+    "--data",
+    "data_dir",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    help="Input export folder (default: NARA_DATA_DIR, else the demo data).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON summary.")
+def build(data_dir: Path | None, as_json: bool) -> None:
+    """Materialize every knowledge-graph asset in process (the Definitions the UI uses)."""
+    if data_dir is not None:
+        os.environ["NARA_DATA_DIR"] = str(data_dir.resolve())
+    _dagster_home()
+    _ensure_server()
+
+    import dagster as dg
+
+    from graph_assets import ALL_ASSETS
+    from resources import resource_defs
+
+    result = dg.materialize(
+        ALL_ASSETS,
+        resources=resource_defs(),
+        instance=dg.DagsterInstance.get(),
+        raise_on_error=False,
+        tags={"dagster/from": "nara-kg build"},
+    )
+    summary: dict[str, Any] = {
+        "success": result.success,
+        "run_id": result.run_id,
+        "data_dir": os.environ["NARA_DATA_DIR"],
+        "assets": {},
+        "checks_failed": [],
+    }
+    for event in result.get_asset_materialization_events():
+        mat = event.asset_materialization
+        if mat is None:
+            continue
+        summary["assets"][mat.asset_key.to_user_string()] = {
+            key: value.value
+            for key, value in mat.metadata.items()
+            if isinstance(value.value, int | float | str) and not isinstance(value.value, bool)
+        }
+    for event in result.all_events:
+        if event.event_type_value == "ASSET_CHECK_EVALUATION":
+            data = event.event_specific_data
+            evaluation = getattr(data, "asset_check_evaluation", data)
+            if evaluation is not None and not getattr(evaluation, "passed", True):
+                summary["checks_failed"].append(evaluation.check_name)
+    if as_json:
+        click.echo(json.dumps(summary, indent=2, default=str))
+    else:
+        for key, values in summary["assets"].items():
+            shown = {k: v for k, v in values.items() if k != "data_dir"}
+            click.echo(f"{key:26} {json.dumps(shown, default=str)[:200]}")
+        click.echo(
+            "build " + ("succeeded" if result.success else "FAILED") + f" (run {result.run_id})"
+        )
+        if summary["checks_failed"]:
+            click.echo(f"checks failed: {', '.join(summary['checks_failed'])}")
+    if not result.success:
+        sys.exit(1)
+
+
+def _driver_and_embedder() -> tuple[Any, str, Any]:
+    from nara_kg.embedding import Embedder
+    from neo4j import GraphDatabase
+
+    settings = Neo4jSettings.from_env()
+    driver = GraphDatabase.driver(settings.uri, auth=(settings.username, settings.password))
+    embedder = Embedder(
+        model=os.environ["NARA_KG_EMBEDDING_MODEL"], backend=os.environ["NARA_KG_EMBEDDING_BACKEND"]
+    )
+    return driver, settings.database, embedder
+
+
+@main.command()
+@click.argument("query")
+@click.option("--k", default=5, show_default=True, help="Number of records to return.")
+@click.option("--json", "as_json", is_flag=True)
+def search(query: str, k: int, as_json: bool) -> None:
+    """Hybrid local search (vector + full-text, fused) with hierarchy and authorities."""
+    from nara_kg.search import local_search
+
+    driver, database, embedder = _driver_and_embedder()
+    with driver:
+        result = local_search(driver, database, embedder.encode, query, k=k)
+    if as_json:
+        click.echo(
+            json.dumps(
+                {
+                    "query": query,
+                    "latency_ms": round(result.latency_ms, 2),
+                    "hits": [h.to_dict() for h in result.hits],
+                },
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
+        return
+    for rank, hit in enumerate(result.hits, start=1):
+        click.echo(f"{rank}. [{hit.type}] {hit.title}  (naId {hit.naId}, score {hit.score:.4f})")
+        click.echo(f"   {hit.source}")
+        path = " > ".join(str(h.get("title") or h.get("naId")) for h in hit.hierarchy[:-1])
+        if path:
+            click.echo(f"   in: {path}")
+        for authority in hit.authorities[:5]:
+            click.echo(f"   {authority['relationship']}: {authority.get('heading')}")
+    click.echo(f"({len(result.hits)} records, {result.latency_ms:.0f} ms)")
+
+
+@main.command("eval")
+@click.option(
+    "--questions",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    required=True,
+    help="JSONL: id, question, expected_naids, mode.",
+)
+@click.option("--json", "as_json", is_flag=True)
+def evaluate(questions: Path, as_json: bool) -> None:
+    """Retrieval metrics over a question file: hit@1, hit@5, MRR@10, latency p50/p95."""
+    from nara_kg.evaluation import evaluate_local, load_questions
+    from nara_kg.search import local_search
+
+    driver, database, embedder = _driver_and_embedder()
+    embedder.encode(["warm-up"])
+    with driver:
+
+        def retrieve(text: str) -> tuple[list[int], float]:
+            result = local_search(driver, database, embedder.encode, text, k=10)
+            return [h.naId for h in result.hits], result.latency_ms
+
+        report = evaluate_local(load_questions(questions), retrieve).to_dict()
+    if as_json:
+        report["per_question_ranks"] = {q["id"]: q["rank"] for q in report["per_question"]}
+        click.echo(json.dumps(report, indent=2, ensure_ascii=False))
+        return
+    for key in ("n", "hit_at_1", "hit_at_5", "mrr_at_10", "latency_ms_p50", "latency_ms_p95"):
+        click.echo(f"{key:16} {report[key]}")
+
+
+@main.command()
+@click.option("--port", default=3000, show_default=True)
+@click.option("--host", default="127.0.0.1", show_default=True)
+def ui(port: int, host: str) -> None:
+    """Open the Dagster UI on this code location (with the same environment defaults)."""
+    _dagster_home()
+    command = [
+        sys.executable,
+        "-m",
+        "dagster",
+        "dev",
+        "-w",
+        str(PROJECT_ROOT / "workspace.yaml"),
+        "-h",
+        host,
+        "-p",
+        str(port),
+    ]
+    click.echo(f"Dagster UI on http://{host}:{port} (Ctrl-C to stop)")
+    raise SystemExit(subprocess.call(command, cwd=PROJECT_ROOT))

@@ -57,3 +57,27 @@ def data_dir(env: dict[str, str] | None = None) -> Path:
     """The input export (NARA_DATA_DIR); defaults to the generated demo data."""
     env = os.environ if env is None else env
     return Path(env.get("NARA_DATA_DIR", PROJECT_ROOT / "var" / "demo-data")).resolve()
+
+
+#: Defaults of every environment variable the Dagster resources are bound to. The CLI applies
+#: them (without overriding what is set) before it loads the definitions, so a newcomer needs
+#: none of them and a user with their own Neo4j sets only the NEO4J_* ones.
+def env_defaults() -> dict[str, str]:
+    return {
+        # Empty means "the project's own local server" (see Neo4jSettings.from_env).
+        "NEO4J_URI": "",
+        "NEO4J_USERNAME": "neo4j",
+        "NEO4J_PASSWORD": LOCAL_DEFAULT_PASSWORD,
+        "NEO4J_DATABASE": "neo4j",
+        "NARA_DATA_DIR": str(PROJECT_ROOT / "var" / "demo-data"),
+        "NARA_KG_WORK_DIR": str(PROJECT_ROOT / "var" / "work"),
+        "NARA_KG_EMBEDDING_MODEL": "all-MiniLM-L6-v2",
+        "NARA_KG_EMBEDDING_BACKEND": "torch",
+        "NARA_KG_QUESTIONS": "",
+    }
+
+
+def apply_env_defaults(env: dict[str, str] | None = None) -> None:
+    target = os.environ if env is None else env
+    for key, value in env_defaults().items():
+        target.setdefault(key, value)

@@ -1,0 +1,72 @@
+# The two commands a newcomer needs are `make demo` and `make test`; the rest are their parts.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+DEMO_DATA ?= var/demo-data
+DEMO_RECORDS ?= 400
+NARA_KG := $(BIN)/nara-kg
+export DAGSTER_HOME ?= $(CURDIR)/var/dagster_home
+
+help:  ## List the targets
+	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) on PATH"; exit 1; }
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+venv: $(STAMP)  ## Create .venv with the package and its dev tools
+
+neo4j-start: $(STAMP)  ## Assemble (first time) and start the local Neo4j 5.26 + GDS 2.13
+	$(NARA_KG) neo4j start
+
+neo4j-stop: $(STAMP)  ## Stop the local Neo4j
+	$(NARA_KG) neo4j stop
+
+demo-data: $(STAMP)  ## Generate the demo export into var/demo-data
+	@test -f $(DEMO_DATA)/questions.jsonl || $(NARA_KG) demo-data $(DEMO_DATA) --records $(DEMO_RECORDS)
+
+demo: demo-data neo4j-start  ## Build the whole knowledge graph on the demo data, then say where to look
+	NARA_DATA_DIR=$(CURDIR)/$(DEMO_DATA) $(NARA_KG) build
+	@echo
+	@echo "The knowledge graph is built. Where to look:"
+	@echo "  Dagster UI:   make ui   -> http://127.0.0.1:3000 (assets, lineage, metadata, checks)"
+	@echo "  Neo4j:        $$($(NARA_KG) neo4j status --json | $(BIN)/python -c 'import json,sys; d=json.load(sys.stdin); print(d[\"uri\"], \"user\", d[\"user\"])')"
+	@echo "  Sample query: $(NARA_KG) search \"records about relocation of Japanese Americans\""
+	@echo "  Evaluation:   $(NARA_KG) eval --questions $(DEMO_DATA)/questions.jsonl"
+
+ui: $(STAMP)  ## Open the Dagster UI on the built graph
+	NARA_DATA_DIR=$${NARA_DATA_DIR:-$(CURDIR)/$(DEMO_DATA)} $(NARA_KG) ui
+
+lint: $(STAMP)  ## ruff + mypy
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+validate: $(STAMP)  ## dagster definitions validate
+	$(BIN)/dagster definitions validate -w workspace.yaml
+
+# Starts Neo4j only if it is not running, and stops it afterwards only if it started it.
+test: $(STAMP)  ## Run the whole test suite (starts the local Neo4j if needed, leaves nothing running)
+	@set -o pipefail; started=0; \
+	if [ -z "$${NEO4J_URI:-}" ]; then \
+	  if ! $(NARA_KG) neo4j status --json | grep -q '"running": true'; then \
+	    $(NARA_KG) neo4j start && started=1 || exit 1; \
+	  fi; \
+	fi; \
+	$(BIN)/pytest $(PYTEST_ARGS); status=$$?; \
+	if [ $$started = 1 ]; then $(NARA_KG) neo4j stop; fi; \
+	exit $$status
+
+ci: lint validate test  ## What .ci/run runs
+
+clean:  ## Remove build outputs and working data (keeps .venv and the Neo4j home)
+	rm -rf var .pytest_cache .mypy_cache .ruff_cache
+
+.PHONY: help venv neo4j-start neo4j-stop demo-data demo ui lint validate test ci clean

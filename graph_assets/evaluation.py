@@ -1,0 +1,99 @@
+"""The query/evaluation asset: retrieval quality of the finished graph, with a threshold check."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import dagster as dg
+
+from graph_assets.common import GROUP, OWNERS, md_table, timed
+from graph_assets.graph import (
+    authority_relationships,
+    includes_relationships,
+    next_relationships,
+    vector_index,
+)
+from nara_kg.evaluation import evaluate_local, load_questions
+from nara_kg.search import local_search
+from resources import EmbeddingModel, Neo4jResource, PipelinePaths
+
+RETRIEVAL_THRESHOLDS_CHECK = "retrieval_meets_thresholds"
+MIN_HIT_AT_5 = 0.6
+MIN_MRR_AT_10 = 0.4
+
+
+@dg.asset(
+    group_name=GROUP,
+    kinds={"python", "neo4j"},
+    owners=OWNERS,
+    deps=[vector_index, next_relationships, includes_relationships, authority_relationships],
+    check_specs=[
+        dg.AssetCheckSpec(
+            RETRIEVAL_THRESHOLDS_CHECK,
+            asset="retrieval_evaluation",
+            description=f"hit@5 >= {MIN_HIT_AT_5} and MRR@10 >= {MIN_MRR_AT_10}",
+        )
+    ],
+    description=(
+        "Runs the question file (JSONL: id, question, expected_naids, mode) through hybrid "
+        "local search and records hit@1, hit@5, MRR@10 and latency p50/p95."
+    ),
+)
+def retrieval_evaluation(
+    context: dg.AssetExecutionContext,
+    neo4j: Neo4jResource,
+    embedding_model: EmbeddingModel,
+    paths: PipelinePaths,
+) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
+    questions_path = paths.questions_path
+    if not questions_path.exists():
+        raise dg.Failure(f"question file {questions_path} does not exist (NARA_KG_QUESTIONS)")
+    questions = load_questions(questions_path)
+    driver = neo4j.get_driver()
+    embedder = embedding_model.get_embedder()
+
+    def retrieve(text: str) -> tuple[list[int], float]:
+        result = local_search(driver, neo4j.database, embedder.encode, text, k=10)
+        return [hit.naId for hit in result.hits], result.latency_ms
+
+    embedder.encode(["warm-up"])  # the first call pays for loading; keep it out of latencies
+    metadata: dict[str, Any] = {}
+    with timed(metadata):
+        report = evaluate_local(questions, retrieve)
+    context.log.info(
+        f"hit@1={report.hit_at_1:.3f} hit@5={report.hit_at_5:.3f} "
+        f"mrr@10={report.mrr_at_10:.3f} p95={report.latency_ms_p95:.1f}ms over {report.n}"
+    )
+    passed = report.n > 0 and report.hit_at_5 >= MIN_HIT_AT_5 and report.mrr_at_10 >= MIN_MRR_AT_10
+    yield dg.MaterializeResult(
+        metadata={
+            **metadata,
+            "questions_file": dg.MetadataValue.path(str(questions_path)),
+            "n": report.n,
+            "hit_at_1": dg.MetadataValue.float(round(report.hit_at_1, 4)),
+            "hit_at_5": dg.MetadataValue.float(round(report.hit_at_5, 4)),
+            "mrr_at_10": dg.MetadataValue.float(round(report.mrr_at_10, 4)),
+            "latency_ms_p50": dg.MetadataValue.float(round(report.latency_ms_p50, 2)),
+            "latency_ms_p95": dg.MetadataValue.float(round(report.latency_ms_p95, 2)),
+            "skipped_questions": len(report.skipped),
+            "per_question": md_table(
+                [
+                    {k: q[k] for k in ("id", "question", "rank", "latency_ms")}
+                    for q in report.per_question
+                ],
+                limit=50,
+            ),
+        }
+    )
+    yield dg.AssetCheckResult(
+        check_name=RETRIEVAL_THRESHOLDS_CHECK,
+        passed=passed,
+        severity=dg.AssetCheckSeverity.WARN,
+        metadata={
+            "hit_at_5": report.hit_at_5,
+            "mrr_at_10": report.mrr_at_10,
+            "min_hit_at_5": MIN_HIT_AT_5,
+            "min_mrr_at_10": MIN_MRR_AT_10,
+        },
+    )

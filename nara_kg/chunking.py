@@ -1,0 +1,180 @@
+"""Body text -> chunks that each fit the embedding model, with a search header on every chunk.
+
+The seed split text with LangChain's recursive character splitter (500 characters, no overlap,
+separators ``\\n\\n``, ``\\n``, ``.``, ``?``, ``!``, space). We keep that exact splitter for
+fidelity, and add what the seed lacked:
+
+* a short header (title, type, parent title, dates) in front of every chunk, so the many
+  title-only records are searchable at all;
+* a token-aware second pass: a chunk whose header + text would exceed the model's maximum
+  sequence length is split again by tokens, because the model would otherwise silently drop the
+  tail (OCR text can have far more tokens per character than prose).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+from nara_kg.schema import chunk_id
+
+SEED_CHUNK_SIZE = 500
+SEED_CHUNK_OVERLAP = 0
+#: The seed's separators, plus "" as a last resort so a run of text with no separator at all
+#: (a long URL, OCR noise) can still be cut instead of yielding an oversized chunk.
+SEED_SEPARATORS: tuple[str, ...] = ("\n\n", "\n", ".", "?", "!", " ", "")
+
+HEADER_TITLE_MAX_CHARS = 200
+HEADER_PARENT_MAX_CHARS = 120
+HEADER_BODY_SEPARATOR = "\n\n"
+
+#: Counts the tokens of a text as the model sees it, special tokens included.
+TokenCounter = Callable[[str], int]
+
+
+@dataclass(frozen=True, slots=True)
+class HeaderFields:
+    title: str | None
+    node_type: str
+    parent_title: str | None = None
+    date_range: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    na_id: int
+    seq: int
+    chunk_id: str
+    #: Exactly the text that is embedded and stored on the node: header + body piece.
+    text: str
+    text_hash: str
+
+
+def _clip(value: str, limit: int) -> str:
+    value = " ".join(value.split())
+    return value if len(value) <= limit else value[: limit - 1].rstrip() + "…"
+
+
+def build_header(fields: HeaderFields) -> str:
+    """A few short lines that name the record: what a searcher would type to find it."""
+    lines = []
+    if fields.title:
+        lines.append(f"Title: {_clip(fields.title, HEADER_TITLE_MAX_CHARS)}")
+    lines.append(f"Type: {fields.node_type}")
+    if fields.parent_title:
+        lines.append(f"Part of: {_clip(fields.parent_title, HEADER_PARENT_MAX_CHARS)}")
+    if fields.date_range:
+        lines.append(f"Dates: {fields.date_range}")
+    return "\n".join(lines)
+
+
+@lru_cache(maxsize=4)
+def _seed_splitter(chunk_size: int, chunk_overlap: int) -> RecursiveCharacterTextSplitter:
+    return RecursiveCharacterTextSplitter(
+        chunk_size=chunk_size,
+        chunk_overlap=chunk_overlap,
+        separators=list(SEED_SEPARATORS),
+        keep_separator="end",
+        strip_whitespace=True,
+    )
+
+
+def split_body(
+    body: str, *, chunk_size: int = SEED_CHUNK_SIZE, chunk_overlap: int = SEED_CHUNK_OVERLAP
+) -> list[str]:
+    """The seed's character split: pieces of at most `chunk_size` characters."""
+    return [piece for piece in _seed_splitter(chunk_size, chunk_overlap).split_text(body) if piece]
+
+
+def _split_to_token_budget(piece: str, budget: int, count: TokenCounter) -> list[str]:
+    """Split `piece` so that each part has at most `budget` tokens (specials excluded)."""
+    specials = count("")
+
+    def content_tokens(text: str) -> int:
+        return count(text) - specials
+
+    splitter = RecursiveCharacterTextSplitter(
+        chunk_size=budget,
+        chunk_overlap=0,
+        separators=list(SEED_SEPARATORS),
+        keep_separator="end",
+        length_function=content_tokens,
+    )
+    parts = [part for part in splitter.split_text(piece) if part]
+    # The recursive splitter can still leave a part over budget when one token spans several
+    # characters it cannot cut between; halve such parts until they fit.
+    fitted: list[str] = []
+    stack = list(reversed(parts))
+    while stack:
+        part = stack.pop()
+        if content_tokens(part) <= budget or len(part) <= 1:
+            fitted.append(part)
+        else:
+            middle = len(part) // 2
+            stack.extend([part[middle:], part[:middle]])
+    return fitted
+
+
+def _fit(head: str, piece: str, budget: int, max_tokens: int, count: TokenCounter) -> list[str]:
+    """`head` + piece, split as often as needed so that every text fits `max_tokens`."""
+    candidate = head + HEADER_BODY_SEPARATOR + piece
+    if count(candidate) <= max_tokens:
+        return [candidate]
+    texts: list[str] = []
+    stack = list(reversed(_split_to_token_budget(piece, budget, count)))
+    while stack:
+        part = stack.pop()
+        candidate = head + HEADER_BODY_SEPARATOR + part
+        if count(candidate) <= max_tokens or len(part) <= 1:
+            texts.append(candidate)
+        else:
+            # Tokens are not additive across the join; halve the rare part that tips over.
+            middle = len(part) // 2
+            stack.extend([part[middle:], part[:middle]])
+    return texts
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def chunk_record(
+    na_id: int,
+    body: str | None,
+    header: HeaderFields,
+    *,
+    count_tokens: TokenCounter,
+    max_tokens: int,
+    chunk_size: int = SEED_CHUNK_SIZE,
+) -> list[Chunk]:
+    """All chunks of one record; a record without body text still yields one (header-only) chunk.
+
+    Every returned chunk satisfies ``count_tokens(chunk.text) <= max_tokens``.
+    """
+    head = build_header(header)
+    pieces: Sequence[str] = split_body(body, chunk_size=chunk_size) if body else []
+    if not pieces:
+        texts = [head]
+    else:
+        budget = max_tokens - count_tokens(head + HEADER_BODY_SEPARATOR)
+        if budget < 16:
+            raise ValueError(
+                f"header of record {na_id} leaves {budget} tokens of {max_tokens} for text"
+            )
+        texts = []
+        for piece in pieces:
+            texts.extend(_fit(head, piece, budget, max_tokens, count_tokens))
+    return [
+        Chunk(
+            na_id=na_id,
+            seq=seq,
+            chunk_id=chunk_id(na_id, seq),
+            text=text,
+            text_hash=text_hash(text),
+        )
+        for seq, text in enumerate(texts)
+    ]

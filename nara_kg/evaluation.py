@@ -1,0 +1,135 @@
+"""Retrieval evaluation: question files and the metrics hit@k, MRR@k and latency percentiles."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+QUESTION_MODES = ("local", "global", "auto")
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str
+    question: str
+    expected_naids: tuple[int, ...]
+    mode: str = "local"
+
+
+def load_questions(path: Path) -> list[Question]:
+    """Read a JSONL question file; a bad line is an error naming file, line and reason."""
+    questions = []
+    with path.open(encoding="utf-8") as handle:
+        for line_num, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                raw = json.loads(line)
+                mode = raw.get("mode", "local")
+                if mode not in QUESTION_MODES:
+                    raise ValueError(f"mode must be one of {QUESTION_MODES}, got {mode!r}")
+                questions.append(
+                    Question(
+                        id=str(raw["id"]),
+                        question=str(raw["question"]),
+                        expected_naids=tuple(int(n) for n in raw.get("expected_naids") or []),
+                        mode=mode,
+                    )
+                )
+            except (ValueError, KeyError, TypeError) as error:
+                raise ValueError(f"{path}:{line_num}: bad question line: {error}") from error
+    return questions
+
+
+def first_relevant_rank(retrieved: Sequence[int], expected: Sequence[int]) -> int | None:
+    """1-based rank of the first expected naId among the retrieved ones."""
+    wanted = set(expected)
+    for rank, na_id in enumerate(retrieved, start=1):
+        if na_id in wanted:
+            return rank
+    return None
+
+
+def hit_at(ranks: Sequence[int | None], k: int) -> float:
+    return sum(1 for r in ranks if r is not None and r <= k) / len(ranks) if ranks else 0.0
+
+
+def mrr_at(ranks: Sequence[int | None], k: int) -> float:
+    return sum(1.0 / r for r in ranks if r is not None and r <= k) / len(ranks) if ranks else 0.0
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """Nearest-rank percentile (q in 0..100): a value that was actually observed."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    rank = max(1, math.ceil(q / 100.0 * len(ordered)))
+    return ordered[rank - 1]
+
+
+@dataclass
+class EvaluationReport:
+    n: int
+    hit_at_1: float
+    hit_at_5: float
+    mrr_at_10: float
+    latency_ms_p50: float
+    latency_ms_p95: float
+    per_question: list[dict[str, Any]] = field(default_factory=list)
+    skipped: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "n": self.n,
+            "hit_at_1": round(self.hit_at_1, 4),
+            "hit_at_5": round(self.hit_at_5, 4),
+            "mrr_at_10": round(self.mrr_at_10, 4),
+            "latency_ms_p50": round(self.latency_ms_p50, 2),
+            "latency_ms_p95": round(self.latency_ms_p95, 2),
+            "per_question": self.per_question,
+            "skipped": self.skipped,
+        }
+
+
+#: question text -> (naIds ranked best first, latency in ms)
+Retriever = Callable[[str], tuple[list[int], float]]
+
+
+def evaluate_local(questions: Sequence[Question], retrieve: Retriever) -> EvaluationReport:
+    """Run the questions that have expected records through `retrieve` (top 10)."""
+    ranks: list[int | None] = []
+    latencies: list[float] = []
+    per_question: list[dict[str, Any]] = []
+    skipped: list[dict[str, Any]] = []
+    for question in questions:
+        if question.mode == "global" or not question.expected_naids:
+            skipped.append({"id": question.id, "reason": f"mode {question.mode} / no expected"})
+            continue
+        retrieved, latency = retrieve(question.question)
+        rank = first_relevant_rank(retrieved[:10], question.expected_naids)
+        ranks.append(rank)
+        latencies.append(latency)
+        per_question.append(
+            {
+                "id": question.id,
+                "question": question.question,
+                "rank": rank,
+                "expected": list(question.expected_naids),
+                "retrieved": retrieved[:10],
+                "latency_ms": round(latency, 2),
+            }
+        )
+    return EvaluationReport(
+        n=len(ranks),
+        hit_at_1=hit_at(ranks, 1),
+        hit_at_5=hit_at(ranks, 5),
+        mrr_at_10=mrr_at(ranks, 10),
+        latency_ms_p50=percentile(latencies, 50),
+        latency_ms_p95=percentile(latencies, 95),
+        per_question=per_question,
+        skipped=skipped,
+    )

@@ -1,0 +1,56 @@
+"""Running parameterized statements over batches of rows, with the driver's managed retries."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import islice
+from typing import Any, LiteralString, TypeVar, cast
+
+from neo4j import Driver, Query
+
+T = TypeVar("T")
+
+DEFAULT_BATCH = 1_000
+
+
+def batched(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    iterator = iter(items)
+    while batch := list(islice(iterator, size)):
+        yield batch
+
+
+def write_batches(
+    driver: Driver,
+    database: str,
+    statement: str,
+    rows: Iterable[dict[str, Any]] | Iterable[Any],
+    *,
+    batch_size: int = DEFAULT_BATCH,
+    extra: dict[str, Any] | None = None,
+) -> int:
+    """`UNWIND $rows` statements, one managed (retried) write transaction per batch."""
+    total = 0
+    with driver.session(database=database) as session:
+        for batch in batched(rows, batch_size):
+            params = {"rows": batch, **(extra or {})}
+            session.execute_write(
+                lambda tx, p=params: tx.run(Query(cast(LiteralString, statement)), p).consume()
+            )
+            total += len(batch)
+    return total
+
+
+def read_all(
+    driver: Driver, database: str, statement: str, **params: Any
+) -> Sequence[dict[str, Any]]:
+    records, _, _ = driver.execute_query(
+        Query(cast(LiteralString, statement)), params, database_=database, routing_="r"
+    )
+    return [record.data() for record in records]
+
+
+def write_one(driver: Driver, database: str, statement: str, **params: Any) -> Any:
+    _, summary, _ = driver.execute_query(
+        Query(cast(LiteralString, statement)), params, database_=database
+    )
+    return summary.counters

@@ -1,0 +1,68 @@
+"""Reading the chunks whose embedding is missing or stale, and writing vectors back."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from nara_kg.graph.batches import write_batches
+from nara_kg.schema import Label, Prop
+from neo4j import Driver
+
+
+def embedding_key(model_key: str, text_hash: str) -> str:
+    """What a vector was computed from: the model and the exact text."""
+    return f"{model_key}|{text_hash}"
+
+
+PENDING = f"""
+MATCH (c:{Label.RECORD_WITH_TEXT})
+WHERE c.{Prop.EMBEDDING_KEY} IS NULL OR c.{Prop.EMBEDDING_KEY} <> $model + '|' + c.{Prop.TEXT_HASH}
+RETURN c.{Prop.CHUNK_ID} AS id, c.{Prop.TEXT} AS text, c.{Prop.TEXT_HASH} AS hash
+ORDER BY id
+LIMIT $limit
+"""
+
+COUNT_PENDING = f"""
+MATCH (c:{Label.RECORD_WITH_TEXT})
+WHERE c.{Prop.EMBEDDING_KEY} IS NULL OR c.{Prop.EMBEDDING_KEY} <> $model + '|' + c.{Prop.TEXT_HASH}
+RETURN count(c) AS n
+"""
+
+WRITE = f"""
+UNWIND $rows AS row
+MATCH (c:{Label.CHUNK} {{{Prop.CHUNK_ID}: row.id}})
+CALL db.create.setNodeVectorProperty(c, '{Prop.EMBEDDING}', row.vector)
+SET c.{Prop.EMBEDDING_KEY} = row.key
+"""
+
+
+def count_pending(driver: Driver, database: str, model_key: str) -> int:
+    records, _, _ = driver.execute_query(
+        COUNT_PENDING, model=model_key, database_=database, routing_="r"
+    )
+    return int(records[0]["n"])
+
+
+def fetch_pending(
+    driver: Driver, database: str, model_key: str, limit: int
+) -> list[dict[str, Any]]:
+    records, _, _ = driver.execute_query(
+        PENDING, model=model_key, limit=limit, database_=database, routing_="r"
+    )
+    return [r.data() for r in records]
+
+
+def write_vectors(
+    driver: Driver, database: str, model_key: str, rows: Sequence[dict[str, Any]]
+) -> int:
+    """Rows are ``{"id", "hash", "vector"}``."""
+    payload = [
+        {
+            "id": r["id"],
+            "vector": [float(x) for x in r["vector"]],
+            "key": embedding_key(model_key, r["hash"]),
+        }
+        for r in rows
+    ]
+    return write_batches(driver, database, WRITE, payload, batch_size=500)

@@ -1,0 +1,62 @@
+"""The vector index of seed 000 and the full-text index that makes search hybrid."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nara_kg.graph.batches import read_all, write_one
+from nara_kg.schema import FULLTEXT_INDEX, VECTOR_INDEX, Label, Prop
+from neo4j import Driver
+
+#: Properties the full-text index reads; `text` already carries title and header lines.
+FULLTEXT_PROPERTIES: tuple[str, ...] = (Prop.TEXT,)
+
+SHOW_INDEX = """
+SHOW INDEXES YIELD name, type, state, populationPercent, labelsOrTypes, properties, options
+WHERE name = $name
+RETURN name, type, state, populationPercent, labelsOrTypes, properties, options
+"""
+
+
+def index_info(driver: Driver, database: str, name: str) -> dict[str, Any] | None:
+    rows = read_all(driver, database, SHOW_INDEX, name=name)
+    return rows[0] if rows else None
+
+
+def ensure_vector_index(driver: Driver, database: str, dimensions: int) -> dict[str, Any]:
+    """Create `texts_from_records` (cosine, the model's dimension); rebuild it if the model's
+    dimension changed, since an index of another width would silently match nothing."""
+    info = index_info(driver, database, VECTOR_INDEX)
+    if info is not None:
+        config = (info.get("options") or {}).get("indexConfig") or {}
+        if int(config.get("vector.dimensions", dimensions)) != dimensions:
+            write_one(driver, database, f"DROP INDEX {VECTOR_INDEX} IF EXISTS")
+    write_one(
+        driver,
+        database,
+        f"CREATE VECTOR INDEX {VECTOR_INDEX} IF NOT EXISTS "
+        f"FOR (n:{Label.RECORD_WITH_TEXT}) ON (n.{Prop.EMBEDDING}) "
+        "OPTIONS {indexConfig: {`vector.dimensions`: $dimensions, "
+        "`vector.similarity_function`: 'cosine'}}",
+        dimensions=dimensions,
+    )
+    return await_index(driver, database, VECTOR_INDEX)
+
+
+def ensure_fulltext_index(driver: Driver, database: str) -> dict[str, Any]:
+    props = ", ".join(f"n.{p}" for p in FULLTEXT_PROPERTIES)
+    write_one(
+        driver,
+        database,
+        f"CREATE FULLTEXT INDEX {FULLTEXT_INDEX} IF NOT EXISTS "
+        f"FOR (n:{Label.RECORD_WITH_TEXT}) ON EACH [{props}]",
+    )
+    return await_index(driver, database, FULLTEXT_INDEX)
+
+
+def await_index(driver: Driver, database: str, name: str, timeout_s: int = 600) -> dict[str, Any]:
+    write_one(driver, database, "CALL db.awaitIndex($name, $timeout)", name=name, timeout=timeout_s)
+    info = index_info(driver, database, name)
+    if info is None or info["state"] != "ONLINE":
+        raise RuntimeError(f"index {name} is not ONLINE: {info}")
+    return info

@@ -1,0 +1,101 @@
+"""Chunk nodes: schema, idempotent upserts, and removal of nodes the input no longer has."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from nara_kg.graph.batches import write_batches, write_one
+from nara_kg.schema import (
+    CHUNK_ID_CONSTRAINT,
+    NA_ID_INDEX,
+    RECORD_TYPES,
+    Label,
+    Prop,
+    checked_label,
+)
+from neo4j import Driver
+
+#: Properties that the node writer must carry over: they are produced by later assets.
+PRESERVED_PROPERTIES: tuple[str, ...] = (Prop.EMBEDDING, Prop.EMBEDDING_KEY)
+ROW_HASH = "rowHash"
+
+SCHEMA_STATEMENTS: tuple[str, ...] = (
+    f"CREATE CONSTRAINT {CHUNK_ID_CONSTRAINT} IF NOT EXISTS "
+    f"FOR (c:{Label.CHUNK}) REQUIRE c.{Prop.CHUNK_ID} IS UNIQUE",
+    f"CREATE INDEX {NA_ID_INDEX} IF NOT EXISTS FOR (c:{Label.CHUNK}) ON (c.{Prop.NA_ID})",
+)
+
+
+def ensure_node_schema(driver: Driver, database: str) -> None:
+    for statement in SCHEMA_STATEMENTS:
+        write_one(driver, database, statement)
+    write_one(driver, database, "CALL db.awaitIndexes(300)")
+
+
+def _upsert_statement(node_type: str) -> str:
+    label = checked_label(node_type)
+    others = [checked_label(t) for t in RECORD_TYPES if t != node_type]
+    return f"""
+UNWIND $rows AS row
+MERGE (c:{Label.CHUNK} {{{Prop.CHUNK_ID}: row.props.{Prop.CHUNK_ID}}})
+WITH c, row, c.{Prop.EMBEDDING} AS embedding, c.{Prop.EMBEDDING_KEY} AS embeddingKey
+SET c = row.props
+SET c.{Prop.EMBEDDING} = embedding, c.{Prop.EMBEDDING_KEY} = embeddingKey
+SET c:{label}
+REMOVE c:{":".join(others)}
+FOREACH (_ IN CASE WHEN row.embed THEN [1] ELSE [] END | SET c:{Label.RECORD_WITH_TEXT})
+FOREACH (_ IN CASE WHEN row.embed THEN [] ELSE [1] END | REMOVE c:{Label.RECORD_WITH_TEXT})
+"""
+
+
+def existing_row_hashes(driver: Driver, database: str) -> dict[str, str | None]:
+    """chunkId -> rowHash of every chunk node, streamed (the graph may be large)."""
+    hashes: dict[str, str | None] = {}
+    with driver.session(database=database, default_access_mode="READ") as session:
+        result = session.run(
+            f"MATCH (c:{Label.CHUNK}) RETURN c.{Prop.CHUNK_ID} AS id, c.{ROW_HASH} AS h"
+        )
+        for record in result:
+            hashes[record["id"]] = record["h"]
+    return hashes
+
+
+def upsert_nodes(
+    driver: Driver, database: str, node_type: str, rows: Iterable[dict[str, Any]]
+) -> int:
+    """Rows are ``{"props": {...}, "embed": bool}``; props replace the node's properties except
+    the embedding, which stays until the embedding asset decides it is stale."""
+    return write_batches(driver, database, _upsert_statement(node_type), rows, batch_size=500)
+
+
+def delete_chunks(driver: Driver, database: str, chunk_ids: Iterable[str]) -> int:
+    return write_batches(
+        driver,
+        database,
+        f"UNWIND $rows AS id MATCH (c:{Label.CHUNK} {{{Prop.CHUNK_ID}: id}}) DETACH DELETE c",
+        chunk_ids,
+        batch_size=2_000,
+    )
+
+
+def node_counts(driver: Driver, database: str) -> dict[str, int]:
+    """Chunk nodes per record-type label, plus stubs and embedded-text nodes."""
+    records, _, _ = driver.execute_query(
+        f"""
+MATCH (c:{Label.CHUNK})
+RETURN c.{Prop.NODE_TYPE} AS type, count(*) AS chunks,
+       sum(CASE WHEN c.{Prop.CHUNK_SEQ_ID} = 0 THEN 1 ELSE 0 END) AS records,
+       sum(CASE WHEN c.{Prop.IS_STUB} THEN 1 ELSE 0 END) AS stubs
+""",
+        database_=database,
+        routing_="r",
+    )
+    return {f"{r['type']}.{key}": r[key] for r in records for key in ("chunks", "records", "stubs")}
+
+
+def iter_type_groups(rows: Iterable[dict[str, Any]]) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault(row["props"][Prop.NODE_TYPE], []).append(row)
+    yield from groups.items()

@@ -1,0 +1,287 @@
+"""Parsed records on disk: one Parquet file per input file, written as a stream.
+
+A row is a full record or a stub (a parent known only from `ancestors[]`, an authority known only
+from a reference). The per-type properties vary, so they travel as one JSON column; the columns
+the pipeline and the quality checks need are typed columns of their own.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from nara_kg.parsing import ParsedRecord, Rejected, StubRecord, reject_category
+
+RECORD_SCHEMA = pa.schema(
+    [
+        pa.field("naId", pa.int64(), nullable=False),
+        pa.field("nodeType", pa.string(), nullable=False),
+        pa.field("recordKind", pa.string()),
+        pa.field("isStub", pa.bool_(), nullable=False),
+        pa.field("file_name", pa.string(), nullable=False),
+        pa.field("line_num", pa.int64(), nullable=False),
+        pa.field("title", pa.string()),
+        pa.field("parentNaId", pa.int64()),
+        pa.field("parentTitle", pa.string()),
+        pa.field("dateRange", pa.string()),
+        pa.field("bodyText", pa.large_string()),
+        pa.field("completeness", pa.int32(), nullable=False),
+        pa.field("source", pa.string()),
+        pa.field("properties", pa.large_string(), nullable=False),
+        #: JSON list of [relationship, naId, heading, authorityType].
+        pa.field("references", pa.string(), nullable=False),
+        pa.field("aliases", pa.list_(pa.int64())),
+    ]
+)
+
+REJECT_SCHEMA = pa.schema(
+    [
+        pa.field("file_name", pa.string(), nullable=False),
+        pa.field("line_num", pa.int64(), nullable=False),
+        pa.field("reason", pa.string(), nullable=False),
+        pa.field("raw", pa.string()),
+    ]
+)
+
+BATCH_ROWS = 2_000
+
+
+def record_row(record: ParsedRecord, file_name: str, line_num: int) -> dict[str, Any]:
+    return {
+        "naId": record.na_id,
+        "nodeType": record.node_type,
+        "recordKind": record.record_kind,
+        "isStub": False,
+        "file_name": file_name,
+        "line_num": line_num,
+        "title": record.title,
+        "parentNaId": record.parent_na_id,
+        "parentTitle": record.parent_title,
+        "dateRange": record.date_range,
+        "bodyText": record.body_text,
+        "completeness": record.completeness,
+        "source": record.properties.get("source"),
+        "properties": json.dumps(record.properties, ensure_ascii=False, sort_keys=True),
+        "references": json.dumps(
+            [[r.rel, r.na_id, r.heading, r.authority_type] for r in record.references],
+            ensure_ascii=False,
+        ),
+        "aliases": list(record.org_name_aliases),
+    }
+
+
+def stub_row(stub: StubRecord, file_name: str, line_num: int) -> dict[str, Any]:
+    return {
+        "naId": stub.na_id,
+        "nodeType": stub.node_type,
+        "recordKind": stub.properties.get("recordType"),
+        "isStub": True,
+        "file_name": file_name,
+        "line_num": line_num,
+        "title": stub.title,
+        "parentNaId": stub.parent_na_id,
+        "parentTitle": None,
+        "dateRange": None,
+        "bodyText": None,
+        "completeness": len(stub.properties),
+        "source": stub.properties.get("source"),
+        "properties": json.dumps(stub.properties, ensure_ascii=False, sort_keys=True),
+        "references": "[]",
+        "aliases": [],
+    }
+
+
+def reject_row(reject: Rejected) -> dict[str, Any]:
+    return {
+        "file_name": reject.file_name,
+        "line_num": reject.line_num,
+        "reason": reject.reason,
+        "raw": reject.raw,
+    }
+
+
+@dataclass
+class ParseStats:
+    lines: int = 0
+    records: int = 0
+    stubs: int = 0
+    rejected: int = 0
+    by_type: dict[str, int] = field(default_factory=dict)
+    reject_reasons: dict[str, int] = field(default_factory=dict)
+
+
+class _BatchedWriter:
+    def __init__(self, path: Path, schema: pa.Schema) -> None:
+        self._path = path
+        self._schema = schema
+        self._rows: list[dict[str, Any]] = []
+        self._writer: pq.ParquetWriter | None = None
+
+    def add(self, row: dict[str, Any]) -> None:
+        self._rows.append(row)
+        if len(self._rows) >= BATCH_ROWS:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self._rows:
+            return
+        if self._writer is None:
+            self._writer = pq.ParquetWriter(self._path, self._schema, compression="zstd")
+        self._writer.write_table(pa.Table.from_pylist(self._rows, schema=self._schema))
+        self._rows = []
+
+    def close(self) -> None:
+        self.flush()
+        if self._writer is None:  # an empty table still gets a file: "parsed, nothing found"
+            pq.write_table(self._schema.empty_table(), self._path)
+        else:
+            self._writer.close()
+
+
+def write_parsed_file(
+    items: Iterable[ParsedRecord | Rejected],
+    file_name: str,
+    records_path: Path,
+    rejects_path: Path,
+) -> ParseStats:
+    """Stream parser output into two Parquet files; memory stays bounded by one batch."""
+    stats = ParseStats()
+    records_path.parent.mkdir(parents=True, exist_ok=True)
+    records = _BatchedWriter(records_path.with_suffix(".tmp"), RECORD_SCHEMA)
+    rejects = _BatchedWriter(rejects_path.with_suffix(".tmp"), REJECT_SCHEMA)
+    for item in items:
+        if isinstance(item, Rejected):
+            stats.rejected += 1
+            reason_kind = reject_category(item.reason)
+            stats.reject_reasons[reason_kind] = stats.reject_reasons.get(reason_kind, 0) + 1
+            rejects.add(reject_row(item))
+            if item.line_num:
+                stats.lines += 1
+            continue
+        stats.lines += 1
+        stats.records += 1
+        stats.by_type[item.node_type] = stats.by_type.get(item.node_type, 0) + 1
+        # The parser names zip members itself (archive.zip!member.jsonl); keep its name.
+        name = item.file_name or file_name
+        records.add(record_row(item, name, item.line_num))
+        for stub in item.stubs:
+            stats.stubs += 1
+            records.add(stub_row(stub, name, item.line_num))
+    records.close()
+    rejects.close()
+    # Renamed only when complete, so a crash never leaves a half-written part that looks whole.
+    records_path.with_suffix(".tmp").replace(records_path)
+    rejects_path.with_suffix(".tmp").replace(rejects_path)
+    return stats
+
+
+def iter_rows(path: Path, columns: list[str] | None = None) -> Iterator[dict[str, Any]]:
+    """Rows of one Parquet part, a batch at a time."""
+    parquet = pq.ParquetFile(path)
+    for batch in parquet.iter_batches(batch_size=BATCH_ROWS, columns=columns):
+        yield from batch.to_pylist()
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which row represents each naId in the graph, across all parsed files."""
+
+    #: (part index, row index) of every chosen row.
+    chosen: frozenset[tuple[int, int]]
+    #: organizationNames[] naId -> the organization's own naId (full records only).
+    aliases: dict[int, int]
+    #: naIds present as a full record in more than one place, with the choice made.
+    duplicates: list[dict[str, Any]]
+    records: int
+    stubs: int
+
+
+def select_records(parts: list[Path]) -> Selection:
+    """One row per naId: a full record beats a stub, then the most complete copy wins.
+
+    Ties go to the earliest file in path order and then the earliest line, so the choice is
+    deterministic. Stubs for naIds that are only nested organization names of a full
+    organization record are dropped: those references resolve to the organization itself.
+    """
+    import numpy as np
+
+    columns = ["naId", "isStub", "completeness", "file_name", "line_num", "nodeType", "aliases"]
+    tables = []
+    for index, part in enumerate(parts):
+        table = pq.read_table(part, columns=columns)
+        table = table.append_column("part", pa.array(np.full(len(table), index, dtype=np.int32)))
+        table = table.append_column("row", pa.array(np.arange(len(table), dtype=np.int64)))
+        tables.append(table)
+    if not tables:
+        return Selection(frozenset(), {}, [], 0, 0)
+    table = pa.concat_tables(tables)
+
+    aliases: dict[int, int] = {}
+    full_orgs = table.filter(
+        pa.compute.and_(
+            pa.compute.invert(table["isStub"]),
+            pa.compute.equal(table["nodeType"], "organization"),
+        )
+    )
+    for na_id, alias_list in zip(
+        full_orgs["naId"].to_pylist(), full_orgs["aliases"].to_pylist(), strict=True
+    ):
+        for alias in alias_list or []:
+            if alias != na_id:
+                aliases.setdefault(alias, na_id)
+
+    na_ids = table["naId"].to_numpy()
+    stub = table["isStub"].to_numpy(zero_copy_only=False).astype(np.int8)
+    completeness = table["completeness"].to_numpy().astype(np.int64)
+    part_index = table["part"].to_numpy()
+    row_index = table["row"].to_numpy()
+    # lexsort: last key is primary.
+    order = np.lexsort((row_index, part_index, -completeness, stub, na_ids))
+    sorted_ids = na_ids[order]
+    first = np.ones(len(order), dtype=bool)
+    first[1:] = sorted_ids[1:] != sorted_ids[:-1]
+    full_record_ids = set(na_ids[stub == 0].tolist())
+
+    chosen: set[tuple[int, int]] = set()
+    records = stubs = 0
+    for position in np.flatnonzero(first):
+        row = order[position]
+        na_id = int(na_ids[row])
+        is_stub = bool(stub[row])
+        if is_stub and na_id in aliases and na_id not in full_record_ids:
+            continue
+        chosen.add((int(part_index[row]), int(row_index[row])))
+        if is_stub:
+            stubs += 1
+        else:
+            records += 1
+
+    duplicates: list[dict[str, Any]] = []
+    full_sorted = order[stub[order] == 0]
+    ids_full = na_ids[full_sorted]
+    if len(ids_full) > 1:
+        dup_mask = np.zeros(len(ids_full), dtype=bool)
+        dup_mask[1:] |= ids_full[1:] == ids_full[:-1]
+        dup_mask[:-1] |= ids_full[1:] == ids_full[:-1]
+        file_names = table["file_name"].to_pylist()
+        line_nums = table["line_num"].to_pylist()
+        groups: dict[int, list[int]] = {}
+        for row in full_sorted[dup_mask]:
+            groups.setdefault(int(na_ids[row]), []).append(int(row))
+        for na_id, rows in groups.items():
+            duplicates.append(
+                {
+                    "naId": na_id,
+                    "chosen": f"{file_names[rows[0]]}:{line_nums[rows[0]]}",
+                    "chosen_completeness": int(completeness[rows[0]]),
+                    "dropped": [f"{file_names[r]}:{line_nums[r]}" for r in rows[1:]],
+                    "dropped_completeness": [int(completeness[r]) for r in rows[1:]],
+                }
+            )
+    return Selection(frozenset(chosen), aliases, duplicates, records, stubs)

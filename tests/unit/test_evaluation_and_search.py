@@ -1,0 +1,73 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from nara_kg.evaluation import (
+    Question,
+    evaluate_local,
+    first_relevant_rank,
+    hit_at,
+    load_questions,
+    mrr_at,
+    percentile,
+)
+from nara_kg.search import lucene_query, reciprocal_rank_fusion
+
+
+def test_rank_and_metrics() -> None:
+    assert first_relevant_rank([5, 3, 9], [9, 3]) == 2
+    assert first_relevant_rank([5], [1]) is None
+    ranks = [1, 3, None, 8]
+    assert hit_at(ranks, 1) == 0.25
+    assert hit_at(ranks, 5) == 0.5
+    assert mrr_at(ranks, 10) == pytest.approx((1 + 1 / 3 + 1 / 8) / 4)
+    assert mrr_at(ranks, 5) == pytest.approx((1 + 1 / 3) / 4)
+
+
+def test_nearest_rank_percentile() -> None:
+    values = [float(v) for v in range(1, 101)]
+    assert percentile(values, 50) == 50.0
+    assert percentile(values, 95) == 95.0
+    assert percentile([7.0], 95) == 7.0
+    assert percentile([], 50) == 0.0
+
+
+def test_evaluate_local_skips_global_questions() -> None:
+    questions = [
+        Question("a", "alpha", (1,)),
+        Question("b", "beta", (2,)),
+        Question("g", "what themes?", (), mode="global"),
+    ]
+    answers = {"alpha": [1, 2], "beta": [3, 4, 2]}
+    report = evaluate_local(questions, lambda q: (answers[q], 10.0 if q == "alpha" else 30.0))
+    assert report.n == 2
+    assert report.hit_at_1 == 0.5
+    assert report.mrr_at_10 == pytest.approx((1 + 1 / 3) / 2)
+    assert report.latency_ms_p95 == 30.0
+    assert [s["id"] for s in report.skipped] == ["g"]
+
+
+def test_question_file_errors_name_file_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "q.jsonl"
+    path.write_text(
+        json.dumps({"id": 1, "question": "x", "expected_naids": [1]}) + "\n" + '{"id": 2}\n'
+    )
+    with pytest.raises(ValueError, match=r"q.jsonl:2: bad question line"):
+        load_questions(path)
+
+
+def test_rrf_rewards_agreement_between_rankings() -> None:
+    fused = reciprocal_rank_fusion([["a", "b", "c"], ["c", "b", "d"]])
+    # Items found by both lists outrank "a", first in only one of them.
+    assert {item for item, _ in fused[:2]} == {"b", "c"}
+    assert dict(fused)["c"] == pytest.approx(1 / 63 + 1 / 61)
+    assert dict(fused)["a"] == pytest.approx(1 / 61)
+    assert reciprocal_rank_fusion([[], ["x"]]) == [("x", pytest.approx(1 / 61))]
+
+
+def test_lucene_query_neutralizes_syntax() -> None:
+    assert lucene_query('title:"War" AND (relocation)') == "title War relocation"
+    assert lucene_query("  ") == ""
