@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,22 +42,22 @@ class Neo4jSettings:
         )
 
 
-def neo4j_home(env: dict[str, str] | None = None) -> Path:
+def neo4j_home(env: Mapping[str, str] | None = None) -> Path:
     """Where the project assembles and runs its local Neo4j (NARA_KG_NEO4J_HOME overrides)."""
-    env = os.environ if env is None else env
-    return Path(env.get("NARA_KG_NEO4J_HOME", PROJECT_ROOT / "neo4j" / "home")).resolve()
+    source: Mapping[str, str] = os.environ if env is None else env
+    return Path(source.get("NARA_KG_NEO4J_HOME", PROJECT_ROOT / "neo4j" / "home")).resolve()
 
 
-def work_dir(env: dict[str, str] | None = None) -> Path:
+def work_dir(env: Mapping[str, str] | None = None) -> Path:
     """Pipeline working data: Parquet, rejects, caches (NARA_KG_WORK_DIR overrides)."""
-    env = os.environ if env is None else env
-    return Path(env.get("NARA_KG_WORK_DIR", PROJECT_ROOT / "var" / "work")).resolve()
+    source: Mapping[str, str] = os.environ if env is None else env
+    return Path(source.get("NARA_KG_WORK_DIR", PROJECT_ROOT / "var" / "work")).resolve()
 
 
-def data_dir(env: dict[str, str] | None = None) -> Path:
+def data_dir(env: Mapping[str, str] | None = None) -> Path:
     """The input export (NARA_DATA_DIR); defaults to the generated demo data."""
-    env = os.environ if env is None else env
-    return Path(env.get("NARA_DATA_DIR", PROJECT_ROOT / "var" / "demo-data")).resolve()
+    source: Mapping[str, str] = os.environ if env is None else env
+    return Path(source.get("NARA_DATA_DIR", PROJECT_ROOT / "var" / "demo-data")).resolve()
 
 
 #: Defaults of every environment variable the Dagster resources are bound to. The CLI applies
@@ -78,6 +79,6 @@ def env_defaults() -> dict[str, str]:
 
 
 def apply_env_defaults(env: dict[str, str] | None = None) -> None:
-    target = os.environ if env is None else env
+    target: MutableMapping[str, str] = os.environ if env is None else env
     for key, value in env_defaults().items():
         target.setdefault(key, value)
