@@ -44,3 +44,14 @@ def timed(metadata: dict[str, Any], key: str = "seconds") -> Iterator[None]:
         yield
     finally:
         metadata[key] = dg.MetadataValue.float(round(time.perf_counter() - started, 3))
+
+
+def materialization_metadata(result: dg.ExecuteInProcessResult) -> dict[str, dict[str, Any]]:
+    """asset key -> its materialization metadata (plain values), from an in-process run."""
+    found: dict[str, dict[str, Any]] = {}
+    for event in result.get_asset_materialization_events():
+        materialization = event.step_materialization_data.materialization
+        found[materialization.asset_key.to_user_string()] = {
+            key: value.value for key, value in materialization.metadata.items()
+        }
+    return found

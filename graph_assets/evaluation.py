@@ -1,7 +1,5 @@
 """The query/evaluation asset: retrieval quality of the finished graph, with a threshold check."""
 
-from __future__ import annotations
-
 from collections.abc import Iterator
 from typing import Any
 

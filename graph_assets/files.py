@@ -1,7 +1,5 @@
 """File stages: raw_jsonl -> parsed_records -> chunks (Parquet under the work directory)."""
 
-from __future__ import annotations
-
 import hashlib
 from typing import Any
 

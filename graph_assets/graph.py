@@ -1,7 +1,5 @@
 """Graph stages: nodes, embeddings, indexes and relationships in Neo4j (written by difference)."""
 
-from __future__ import annotations
-
 from typing import Any
 
 import dagster as dg

@@ -85,6 +85,7 @@ def build(data_dir: Path | None, as_json: bool) -> None:
     import dagster as dg
 
     from graph_assets import ALL_ASSETS
+    from graph_assets.common import materialization_metadata
     from resources import resource_defs
 
     result = dg.materialize(
@@ -101,21 +102,17 @@ def build(data_dir: Path | None, as_json: bool) -> None:
         "assets": {},
         "checks_failed": [],
     }
-    for event in result.get_asset_materialization_events():
-        mat = event.asset_materialization
-        if mat is None:
-            continue
-        summary["assets"][mat.asset_key.to_user_string()] = {
-            key: value.value
-            for key, value in mat.metadata.items()
-            if isinstance(value.value, int | float | str) and not isinstance(value.value, bool)
+    for asset, values in materialization_metadata(result).items():
+        summary["assets"][asset] = {
+            key: value
+            for key, value in values.items()
+            if isinstance(value, int | float | str) and not isinstance(value, bool)
         }
-    for event in result.all_events:
-        if event.event_type_value == "ASSET_CHECK_EVALUATION":
-            data = event.event_specific_data
-            evaluation = getattr(data, "asset_check_evaluation", data)
-            if evaluation is not None and not getattr(evaluation, "passed", True):
-                summary["checks_failed"].append(evaluation.check_name)
+    summary["checks_failed"] = sorted(
+        evaluation.check_name
+        for evaluation in result.get_asset_check_evaluations()
+        if not evaluation.passed
+    )
     if as_json:
         click.echo(json.dumps(summary, indent=2, default=str))
     else:

@@ -74,7 +74,10 @@ class Embedder:
     @cached_property
     def max_tokens(self) -> int:
         """The longest input (special tokens included) the model reads without truncating."""
-        return int(self._load().max_seq_length)
+        limit = self._load().max_seq_length
+        if not limit:
+            raise ValueError(f"model {self.model!r} does not report a maximum sequence length")
+        return int(limit)
 
     @cached_property
     def key(self) -> str:

@@ -92,7 +92,11 @@ def stub_row(stub: StubRecord, file_name: str, line_num: int) -> dict[str, Any]:
         "completeness": len(stub.properties),
         "source": stub.properties.get("source"),
         "properties": json.dumps(stub.properties, ensure_ascii=False, sort_keys=True),
-        "references": "[]",
+        # An ancestor entry can carry references of its own (series stubs list creators[]).
+        "references": json.dumps(
+            [[r.rel, r.na_id, r.heading, r.authority_type] for r in stub.references],
+            ensure_ascii=False,
+        ),
         "aliases": [],
     }
 

@@ -1,8 +1,18 @@
+"""Shared fixtures. Graph tests run against the server described by the environment: the
+project-managed local Neo4j (`nara-kg neo4j start`) unless NEO4J_URI points elsewhere. When it does
+not answer those tests FAIL, so that CI never goes green without having run them; set
+NARA_KG_ALLOW_SKIP_NEO4J=1 to skip them instead (e.g. on a laptop without Java).
+"""
+
 from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
-from nara_kg.settings import apply_env_defaults
+from nara_kg.settings import Neo4jSettings, apply_env_defaults
 
 # The same defaults the CLI applies: tests see the environment a user of `nara-kg` sees.
 apply_env_defaults()
@@ -13,3 +23,56 @@ def embedder():  # type: ignore[no-untyped-def]
     from nara_kg.embedding import Embedder
 
     return Embedder()
+
+
+ALLOW_SKIP_ENV = "NARA_KG_ALLOW_SKIP_NEO4J"
+
+
+def _unavailable(message: str) -> None:
+    if os.environ.get(ALLOW_SKIP_ENV) == "1":
+        pytest.skip(f"{message} ({ALLOW_SKIP_ENV}=1: skipping the Neo4j integration tests)")
+    pytest.fail(
+        f"{message}. Start the local server with `nara-kg neo4j start` (or set NEO4J_URI, "
+        f"NEO4J_USERNAME, NEO4J_PASSWORD), or set {ALLOW_SKIP_ENV}=1 to skip these tests.",
+        pytrace=False,
+    )
+
+
+@pytest.fixture(scope="session")
+def neo4j_settings() -> Neo4jSettings:
+    return Neo4jSettings.from_env()
+
+
+@pytest.fixture(scope="session")
+def neo4j_driver(neo4j_settings: Neo4jSettings) -> Iterator[Any]:
+    from neo4j import GraphDatabase
+
+    driver = GraphDatabase.driver(
+        neo4j_settings.uri,
+        auth=(neo4j_settings.username, neo4j_settings.password),
+        connection_timeout=10,
+    )
+    try:
+        driver.verify_connectivity()
+    except Exception as exc:
+        driver.close()
+        _unavailable(f"Neo4j at {neo4j_settings.uri} is not reachable: {exc}")
+    try:
+        yield driver
+    finally:
+        driver.close()
+
+
+@pytest.fixture(scope="session")
+def graph_builder(neo4j_driver: Any, neo4j_settings: Neo4jSettings) -> Any:
+    """`build(data_dir, work_dir, wipe=False, questions=None)`: all assets, in process."""
+    from tests.graph_helpers import materialize, wipe
+
+    def build(
+        data_dir: Any, work_dir: Any, *, wipe_first: bool = False, questions: Any = None
+    ) -> Any:
+        if wipe_first:
+            wipe(neo4j_driver)
+        return materialize(neo4j_settings, data_dir, work_dir, questions)
+
+    return build

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from itertools import islice
 from typing import Any, LiteralString, TypeVar, cast
 
-from neo4j import Driver, Query
+from neo4j import Driver, ManagedTransaction, Query
 
 T = TypeVar("T")
 
@@ -29,13 +29,15 @@ def write_batches(
     extra: dict[str, Any] | None = None,
 ) -> int:
     """`UNWIND $rows` statements, one managed (retried) write transaction per batch."""
+    query = cast(LiteralString, statement)
+
+    def work(tx: ManagedTransaction, params: dict[str, Any]) -> None:
+        tx.run(query, params).consume()
+
     total = 0
     with driver.session(database=database) as session:
         for batch in batched(rows, batch_size):
-            params = {"rows": batch, **(extra or {})}
-            session.execute_write(
-                lambda tx, p=params: tx.run(Query(cast(LiteralString, statement)), p).consume()
-            )
+            session.execute_write(work, {"rows": batch, **(extra or {})})
             total += len(batch)
     return total
 

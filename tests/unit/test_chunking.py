@@ -25,14 +25,14 @@ HEADER = HeaderFields(
     title="Diaries of a Treasury Secretary",
     node_type="series",
     parent_title="Papers of a Secretary",
-    date_range="1933–1945",
+    date_range="1933-1945",
 )
 
 
 def test_header_names_title_type_parent_and_dates() -> None:
     assert build_header(HEADER) == (
         "Title: Diaries of a Treasury Secretary\nType: series\n"
-        "Part of: Papers of a Secretary\nDates: 1933–1945"
+        "Part of: Papers of a Secretary\nDates: 1933-1945"
     )
 
 
@@ -52,7 +52,7 @@ def test_title_only_record_gets_exactly_one_header_chunk() -> None:
 
 
 def test_seed_split_respects_500_characters_and_separators() -> None:
-    paragraphs = ["Sentence number %d is here." % i for i in range(60)]
+    paragraphs = [f"Sentence number {i} is here." for i in range(60)]
     body = "\n\n".join(paragraphs)
     pieces = split_body(body)
     assert len(pieces) > 1

@@ -43,6 +43,8 @@ def test_creator_that_names_a_nested_organization_name_resolves_to_the_organizat
 
 
 def test_an_organization_never_links_to_itself_through_its_own_names() -> None:
-    org = RecordLinks(na_id=700, chunk_count=1, parent_na_id=None, references=(("organizationName", 500),))
+    org = RecordLinks(
+        na_id=700, chunk_count=1, parent_na_id=None, references=(("organizationName", 500),)
+    )
     edges = authority_edges([org], {700}, {500: 700})
     assert edges[Rel.ORGANIZATION_NAME] == set()

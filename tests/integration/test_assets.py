@@ -1,0 +1,163 @@
+"""Every knowledge-graph asset materialized in process against the real Neo4j, on demo data."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+from nara_kg.demo_data import generate_demo_data
+from nara_kg.layout import WorkLayout
+from nara_kg.schema import AUTHORITY_RELATIONSHIPS, FULLTEXT_INDEX, VECTOR_INDEX
+from tests.graph_helpers import metadata_of, scalar
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def built(neo4j_driver: Any, graph_builder: Any, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    root = tmp_path_factory.mktemp("assets")
+    summary = generate_demo_data(root / "data", records=150, seed=3)
+    first = graph_builder(root / "data", root / "work", wipe_first=True)
+    second = graph_builder(root / "data", root / "work")
+    return {
+        "first": first,
+        "second": second,
+        "layout": WorkLayout(root / "work"),
+        "summary": summary,
+        "data": root / "data",
+    }
+
+
+def chunk_table(layout: WorkLayout) -> Any:
+    import pyarrow as pa
+
+    return pa.concat_tables(
+        pq.read_table(p) for p in sorted(layout.chunks_dir.glob("*.chunks.parquet"))
+    )
+
+
+def test_every_asset_reports_metadata(built: dict[str, Any]) -> None:
+    first = built["first"]
+    parsed = metadata_of(first, "parsed_records")
+    assert parsed["lines_rejected"] == 0
+    assert parsed["records"] == sum(built["summary"].records_by_type.values())
+    chunks = metadata_of(first, "chunks")
+    assert chunks["max_tokens_seen"] <= chunks["model_token_limit"] == 256
+    nodes = metadata_of(first, "graph_nodes")
+    assert nodes["nodes_written"] == nodes["chunks_desired"] == chunks["chunks"]
+    embeddings = metadata_of(first, "text_embeddings")
+    assert embeddings["embedded"] == chunks["embedded_chunks"]
+    evaluation = metadata_of(first, "retrieval_evaluation")
+    assert evaluation["n"] > 0
+    assert 0.0 <= evaluation["mrr_at_10"] <= 1.0
+
+
+def test_graph_matches_the_parquet(built: dict[str, Any], neo4j_driver: Any) -> None:
+    table = chunk_table(built["layout"])
+    assert scalar(neo4j_driver, "MATCH (c:Chunk) RETURN count(c)") == table.num_rows
+    embedded = sum(table["embed"].to_pylist())
+    assert (
+        scalar(
+            neo4j_driver,
+            "MATCH (c:recordWithText) WHERE size(c.textEmbedding) = 384 RETURN count(c)",
+        )
+        == embedded
+    )
+    for node_type, count in built["summary"].records_by_type.items():
+        got = scalar(
+            neo4j_driver,
+            "MATCH (c:Chunk) WHERE c.nodeType = $t AND c.chunkSeqId = 0 AND NOT c.isStub "
+            "RETURN count(c)",
+            t=node_type,
+        )
+        assert got == count, node_type
+        # The type is a label too, as in the seed.
+        labelled = scalar(
+            neo4j_driver,
+            "MATCH (c:Chunk) WHERE $t IN labels(c) AND c.chunkSeqId = 0 AND NOT c.isStub "
+            "RETURN count(c)",
+            t=node_type,
+        )
+        assert labelled == count
+    assert (
+        scalar(
+            neo4j_driver,
+            "MATCH (c:Chunk) WHERE any(k IN keys(c) WHERE c[k] = 'N/A') RETURN count(c)",
+        )
+        == 0
+    )
+
+
+def test_relationships(built: dict[str, Any], neo4j_driver: Any) -> None:
+    table = chunk_table(built["layout"])
+    first_chunks = [r for r in table.to_pylist() if r["chunkSeqId"] == 0]
+    expected_next = sum(r["chunkCount"] - 1 for r in first_chunks)
+    assert scalar(neo4j_driver, "MATCH ()-[r:Next]->() RETURN count(r)") == expected_next
+    present = {r["naId"] for r in first_chunks}
+    expected_includes = sum(1 for r in first_chunks if r["parentNaId"] in present)
+    assert expected_includes > 0
+    assert scalar(neo4j_driver, "MATCH ()-[r:Includes]->() RETURN count(r)") == expected_includes
+    # No record has two parents.
+    assert (
+        scalar(
+            neo4j_driver,
+            "MATCH (c)<-[:Includes]-() WITH c, count(*) AS n WHERE n > 1 RETURN count(c)",
+        )
+        == 0
+    )
+    for rel in ("creator", "subject", "donor", "jurisdiction", "broaderTerm"):
+        assert scalar(neo4j_driver, f"MATCH ()-[r:{rel}]->() RETURN count(r)") > 0, rel
+    # Creators that cite a nested organization name land on the organization itself.
+    aliased = scalar(
+        neo4j_driver,
+        "MATCH (o:organization)-[:creator]->(d:Chunk) "
+        "WHERE o.naId_organizationNames IS NOT NULL AND NOT o.isStub "
+        "AND any(x IN d.naId_creators WHERE x IN o.naId_organizationNames AND x <> o.naId) "
+        "RETURN count(*)",
+    )
+    assert aliased > 0
+    all_types = "|".join(r.value for r in AUTHORITY_RELATIONSHIPS)
+    assert (
+        scalar(
+            neo4j_driver,
+            f"MATCH (a)-[r:{all_types}]->(b) WHERE b.chunkSeqId <> 0 OR a.chunkSeqId <> 0 "
+            "RETURN count(r)",
+        )
+        == 0
+    )
+
+
+def test_indexes_online(neo4j_driver: Any) -> None:
+    records, _, _ = neo4j_driver.execute_query(
+        "SHOW INDEXES YIELD name, state WHERE name IN $names RETURN name, state",
+        names=[VECTOR_INDEX, FULLTEXT_INDEX],
+    )
+    assert {r["name"]: r["state"] for r in records} == {
+        VECTOR_INDEX: "ONLINE",
+        FULLTEXT_INDEX: "ONLINE",
+    }
+
+
+def test_second_run_changes_nothing(built: dict[str, Any]) -> None:
+    second = built["second"]
+    assert metadata_of(second, "parsed_records")["files_parsed"] == 0
+    nodes = metadata_of(second, "graph_nodes")
+    assert nodes["nodes_written"] == 0 and nodes["nodes_deleted"] == 0
+    assert metadata_of(second, "text_embeddings")["embedded"] == 0
+    for asset in ("next_relationships", "includes_relationships", "authority_relationships"):
+        meta = metadata_of(second, asset)
+        assert meta["added"] == 0 and meta["removed"] == 0, asset
+
+
+def test_demo_questions_are_answered(built: dict[str, Any]) -> None:
+    evaluation = metadata_of(built["first"], "retrieval_evaluation")
+    assert evaluation["hit_at_5"] >= 0.6, evaluation
+    questions = [
+        json.loads(line) for line in built["summary"].questions_path.read_text().splitlines()
+    ]
+    assert evaluation["n"] == sum(
+        1 for q in questions if q["mode"] != "global" and q["expected_naids"]
+    )
