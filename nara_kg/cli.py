@@ -130,10 +130,9 @@ def build(data_dir: Path | None, as_json: bool) -> None:
 
 def _driver_and_embedder() -> tuple[Any, str, Any]:
     from nara_kg.embedding import Embedder
-    from neo4j import GraphDatabase
 
     settings = Neo4jSettings.from_env()
-    driver = GraphDatabase.driver(settings.uri, auth=(settings.username, settings.password))
+    driver = open_driver(settings)
     embedder = Embedder(
         model=os.environ["NARA_KG_EMBEDDING_MODEL"], backend=os.environ["NARA_KG_EMBEDDING_BACKEND"]
     )

@@ -9,9 +9,10 @@ import dagster as dg
 from pydantic import PrivateAttr
 
 from nara_kg.embedding import DEFAULT_MODEL, Embedder
+from nara_kg.graph.connection import open_driver
 from nara_kg.layout import WorkLayout
 from nara_kg.settings import LOCAL_DEFAULT_PASSWORD, Neo4jSettings
-from neo4j import Driver, GraphDatabase
+from neo4j import Driver
 
 
 class Neo4jResource(dg.ConfigurableResource):
@@ -39,7 +40,7 @@ class Neo4jResource(dg.ConfigurableResource):
         """The driver, created on first use and verified, with a hint when nothing answers."""
         if self._driver is None:
             settings = self.settings
-            driver = GraphDatabase.driver(settings.uri, auth=(settings.username, settings.password))
+            driver = open_driver(settings)
             try:
                 driver.verify_connectivity()
             except Exception as error:

@@ -45,13 +45,9 @@ def neo4j_settings() -> Neo4jSettings:
 
 @pytest.fixture(scope="session")
 def neo4j_driver(neo4j_settings: Neo4jSettings) -> Iterator[Any]:
-    from neo4j import GraphDatabase
+    from nara_kg.graph.connection import open_driver
 
-    driver = GraphDatabase.driver(
-        neo4j_settings.uri,
-        auth=(neo4j_settings.username, neo4j_settings.password),
-        connection_timeout=10,
-    )
+    driver = open_driver(neo4j_settings)
     try:
         driver.verify_connectivity()
     except Exception as exc:

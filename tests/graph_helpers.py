@@ -14,7 +14,9 @@ from resources import EmbeddingModel, Neo4jResource, PipelinePaths
 
 
 def wipe(driver: Any) -> None:
-    driver.execute_query("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS")
+    # CALL ... IN TRANSACTIONS needs an auto-commit transaction, hence session.run.
+    with driver.session() as session:
+        session.run("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS").consume()
 
 
 def materialize(

@@ -8,8 +8,10 @@ from nara_kg.graph.batches import read_all, write_one
 from nara_kg.schema import FULLTEXT_INDEX, VECTOR_INDEX, Label, Prop
 from neo4j import Driver
 
-#: Properties the full-text index reads; `text` already carries title and header lines.
-FULLTEXT_PROPERTIES: tuple[str, ...] = (Prop.TEXT,)
+#: Properties the full-text index reads. Titles are a field of their own besides `text` (which
+#: repeats them in its header): BM25 then rewards a match in the short title field, which is what
+#: tells "Volume 528, May 1942" from its many near-identical neighbours.
+FULLTEXT_PROPERTIES: tuple[str, ...] = (Prop.TEXT, Prop.TITLE, Prop.HEADING)
 
 SHOW_INDEX = """
 SHOW INDEXES YIELD name, type, state, populationPercent, labelsOrTypes, properties, options
@@ -44,6 +46,9 @@ def ensure_vector_index(driver: Driver, database: str, dimensions: int) -> dict[
 
 
 def ensure_fulltext_index(driver: Driver, database: str) -> dict[str, Any]:
+    info = index_info(driver, database, FULLTEXT_INDEX)
+    if info is not None and list(info["properties"]) != list(FULLTEXT_PROPERTIES):
+        write_one(driver, database, f"DROP INDEX {FULLTEXT_INDEX} IF EXISTS")
     props = ", ".join(f"n.{p}" for p in FULLTEXT_PROPERTIES)
     write_one(
         driver,

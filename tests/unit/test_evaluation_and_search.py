@@ -60,12 +60,21 @@ def test_question_file_errors_name_file_and_line(tmp_path: Path) -> None:
 
 
 def test_rrf_rewards_agreement_between_rankings() -> None:
-    fused = reciprocal_rank_fusion([["a", "b", "c"], ["c", "b", "d"]])
+    fused = reciprocal_rank_fusion([["a", "b", "c"], ["c", "b", "d"]], k=60)
     # Items found by both lists outrank "a", first in only one of them.
     assert {item for item, _ in fused[:2]} == {"b", "c"}
     assert dict(fused)["c"] == pytest.approx(1 / 63 + 1 / 61)
     assert dict(fused)["a"] == pytest.approx(1 / 61)
-    assert reciprocal_rank_fusion([[], ["x"]]) == [("x", pytest.approx(1 / 61))]
+    assert reciprocal_rank_fusion([[], ["x"]], k=60) == [("x", pytest.approx(1 / 61))]
+
+
+def test_default_fusion_keeps_a_strong_lexical_first_place() -> None:
+    # "t" is first in full-text only; "m" is 12th and 24th in the two lists.
+    vector = [f"v{i}" for i in range(23)] + ["m"]
+    fulltext = ["t"] + [f"f{i}" for i in range(10)] + ["m"]
+    assert [item for item, _ in reciprocal_rank_fusion([vector, fulltext])].index("t") < [
+        item for item, _ in reciprocal_rank_fusion([vector, fulltext])
+    ].index("m")
 
 
 def test_lucene_query_neutralizes_syntax() -> None:
