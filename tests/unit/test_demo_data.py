@@ -43,7 +43,7 @@ def parsed(demo: tuple[Path, DemoDataSummary]) -> list[ParsedRecord | Rejected]:
 @pytest.fixture(scope="module")
 def raw_records(demo: tuple[Path, DemoDataSummary]) -> list[dict[str, Any]]:
     _, summary = demo
-    lines = []
+    lines: list[dict[str, Any]] = []
     for path in summary.files:
         with path.open(encoding="utf-8") as handle:
             lines.extend(json.loads(line) for line in handle)
@@ -65,7 +65,7 @@ def tree_bytes(root: Path) -> dict[str, bytes]:
 def test_same_seed_gives_byte_identical_files(tmp_path: Path) -> None:
     first = generate_demo_data(tmp_path / "a", records=300, seed=11)
     second = generate_demo_data(tmp_path / "b", records=300, seed=11)
-    other = generate_demo_data(tmp_path / "c", records=300, seed=12)
+    generate_demo_data(tmp_path / "c", records=300, seed=12)
     a, b, c = tree_bytes(tmp_path / "a"), tree_bytes(tmp_path / "b"), tree_bytes(tmp_path / "c")
     assert a == b
     assert len(a) >= 8
@@ -267,7 +267,7 @@ def test_questions_point_at_known_distinctive_records(
     assert 17 <= modes["local"] <= 22 and modes["global"] == 3
     assert len({q["id"] for q in questions}) == len(questions)
     assert len({q["question"] for q in questions}) == len(questions)
-    expected_types = Counter()
+    expected_types: Counter[str] = Counter()
     for question in questions:
         assert set(question) == {"id", "question", "expected_naids", "mode"}
         if question["mode"] == "global":

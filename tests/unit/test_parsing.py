@@ -82,7 +82,7 @@ def date(year: int, month: int | None = None, day: int | None = None, end: bool 
 # Synthetic fixtures: one per record type, shaped like STRUCTURE.md (all values invented)
 # ---------------------------------------------------------------------------------------------
 
-REFERENCE_UNIT = {
+REFERENCE_UNIT: dict[str, Any] = {
     "name": "Example Archives Unit",
     "address1": "1 Sample Road",
     "city": "Sampletown",
@@ -91,7 +91,7 @@ REFERENCE_UNIT = {
     "phone": "555-000-0001",
     "email": "unit@example.org",
 }
-RG_STUB = {
+RG_STUB: dict[str, Any] = {
     "distance": 2,
     "levelOfDescription": "recordGroup",
     "naId": 9000001,
@@ -100,7 +100,7 @@ RG_STUB = {
     "inclusiveStartDate": date(1920),
     "inclusiveEndDate": date(1960, end=True),
 }
-SERIES_STUB = {
+SERIES_STUB: dict[str, Any] = {
     "distance": 1,
     "levelOfDescription": "series",
     "naId": 9100001,
@@ -119,7 +119,7 @@ SERIES_STUB = {
     ],
 }
 
-SERIES = {
+SERIES: dict[str, Any] = {
     "naId": 9100001,
     "levelOfDescription": "series",
     "recordType": "description",
@@ -218,7 +218,7 @@ SERIES_PROPERTIES = {
     "type_variantControlNumbers": ["HMS/MLR Entry Number", "Other Identifier"],
 }
 
-FILE_UNIT = {
+FILE_UNIT: dict[str, Any] = {
     "naId": 9110001,
     "levelOfDescription": "fileUnit",
     "recordType": "description",
@@ -280,7 +280,7 @@ FILE_UNIT_PROPERTIES = {
     "status_useRestriction": "Restricted - Possibly",
 }
 
-ITEM = {
+ITEM: dict[str, Any] = {
     "naId": 9120001,
     "levelOfDescription": "item",
     "recordType": "description",
@@ -342,7 +342,7 @@ ITEM_PROPERTIES = {
     "extent_physicalOccurrences": ["2 pages"],
 }
 
-RECORD_GROUP = {
+RECORD_GROUP: dict[str, Any] = {
     "naId": 9000001,
     "levelOfDescription": "recordGroup",
     "recordType": "description",
@@ -382,7 +382,7 @@ RECORD_GROUP_PROPERTIES = {
     "seriesCount": 3,
 }
 
-COLLECTION = {
+COLLECTION: dict[str, Any] = {
     "naId": 9050001,
     "levelOfDescription": "collection",
     "recordType": "description",
@@ -415,7 +415,7 @@ COLLECTION_PROPERTIES = {
     "type_variantControlNumbers": ["Other Identifier"],
 }
 
-PERSON = {
+PERSON: dict[str, Any] = {
     "naId": 9200020,
     "heading": "Quill, Amos, 1880-1950",
     "authorityType": "person",
@@ -460,7 +460,7 @@ PERSON_PROPERTIES = {
     "numerator_variantPersonNames": ["II"],
 }
 
-ORGANIZATION = {
+ORGANIZATION: dict[str, Any] = {
     "naId": 9200001,
     "heading": "Department of Examples. Tidewater Survey Office. 1930-1940",
     "authorityType": "organization",
@@ -518,7 +518,7 @@ ORGANIZATION_PROPERTIES = {
     "programAreas": ["Hydrography"],
 }
 
-GEOGRAPHIC = {
+GEOGRAPHIC: dict[str, Any] = {
     "naId": 9300002,
     "heading": "Marsh Harbor (Fict.)",
     "authorityType": "geographicPlaceName",
@@ -554,7 +554,7 @@ GEOGRAPHIC_PROPERTIES = {
     "useFor": ["Marsh Harbour"],
 }
 
-RECORDS_TYPE = {
+RECORDS_TYPE: dict[str, Any] = {
     "naId": 9300003,
     "heading": "Field notebooks",
     "authorityType": "specificRecordsType",
@@ -581,7 +581,7 @@ RECORDS_TYPE_PROPERTIES = {
     "scopeNote": "Use for notebooks kept in the field.",
 }
 
-TOPICAL = {
+TOPICAL: dict[str, Any] = {
     "naId": 9300001,
     "heading": "Tide gauges",
     "authorityType": "topicalSubject",
@@ -1121,7 +1121,7 @@ def test_unknown_type(record: dict[str, Any], reason: str) -> None:
         ({"naId": -4}, "wrong type: naId is int -4, expected integer"),
         ({"title": 5}, "wrong type: title is int 5, expected string"),
         ({"creators": {"naId": 1}}, "wrong type: creators is dict {'naId': 1}, expected list"),
-        ({"ancestors": "537"}, "wrong type: ancestors is str '537', expected list"),
+        ({"ancestors": "12"}, "wrong type: ancestors is str '12', expected list"),
         (
             {"generalRecordsTypes": "Textual"},
             "wrong type: generalRecordsTypes is str 'Textual', expected list",
@@ -1198,6 +1198,7 @@ def test_jsonl_file_with_mixed_good_bad_and_blank_lines(tmp_path: Path) -> None:
         ("Rejected", 7),
     ]
     assert [r.file_name for r in results] == ["mixed.jsonl"] * 5
+    assert isinstance(results[1], Rejected) and isinstance(results[4], Rejected)
     assert results[1].reason.startswith("malformed JSON")
     assert results[4].reason == "invalid UTF-8 at byte 33"
     assert [r.na_id for r in results if isinstance(r, ParsedRecord)] == [1, 50, 60]
