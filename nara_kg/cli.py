@@ -130,11 +130,13 @@ def build(data_dir: Path | None, as_json: bool) -> None:
 
 def _driver_and_embedder() -> tuple[Any, str, Any]:
     from nara_kg.embedding import Embedder
+    from nara_kg.graph.connection import open_driver
 
     settings = Neo4jSettings.from_env()
     driver = open_driver(settings)
     embedder = Embedder(
-        model=os.environ["NARA_KG_EMBEDDING_MODEL"], backend=os.environ["NARA_KG_EMBEDDING_BACKEND"]
+        model=os.environ["NARA_KG_EMBEDDING_MODEL"],
+        backend=os.environ["NARA_KG_EMBEDDING_BACKEND"],
     )
     return driver, settings.database, embedder
 
