@@ -1,0 +1,94 @@
+"""The `nara-kg` commands a user types: demo-data, build, search, eval."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from nara_kg.cli import main
+from tests.graph_helpers import wipe
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def cli_env(neo4j_driver: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    root = tmp_path_factory.mktemp("cli")
+    return {
+        "NARA_KG_WORK_DIR": str(root / "work"),
+        "DAGSTER_HOME": str(root / "dagster_home"),
+        "NARA_DATA_DIR": str(root / "data"),
+        "NARA_KG_QUESTIONS": "",
+    }
+
+
+@pytest.fixture(scope="module")
+def built_by_cli(cli_env: dict[str, str], neo4j_driver: Any) -> dict[str, Any]:
+    runner = CliRunner()
+    data = Path(cli_env["NARA_DATA_DIR"])
+    generated = runner.invoke(main, ["demo-data", str(data), "--records", "120"], env=cli_env)
+    assert generated.exit_code == 0, generated.output
+    assert "questions:" in generated.output
+    wipe(neo4j_driver)
+    build = runner.invoke(main, ["build", "--data", str(data), "--json"], env=cli_env)
+    assert build.exit_code == 0, build.output
+    return {"runner": runner, "build": json.loads(build.stdout)}
+
+
+def test_build_summary(built_by_cli: dict[str, Any]) -> None:
+    summary = built_by_cli["build"]
+    assert summary["success"] is True
+    assert summary["assets"]["parsed_records"]["records"] == 120
+    assert set(summary["assets"]) >= {
+        "raw_jsonl",
+        "parsed_records",
+        "chunks",
+        "graph_nodes",
+        "text_embeddings",
+        "vector_index",
+        "next_relationships",
+        "includes_relationships",
+        "authority_relationships",
+        "retrieval_evaluation",
+    }
+
+
+def test_search_json(built_by_cli: dict[str, Any], cli_env: dict[str, str]) -> None:
+    questions = Path(cli_env["NARA_DATA_DIR"]) / "questions.jsonl"
+    first = json.loads(questions.read_text().splitlines()[0])
+    result = built_by_cli["runner"].invoke(
+        main, ["search", first["question"], "--k", "5", "--json"], env=cli_env
+    )
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    hits = payload["hits"]
+    assert 0 < len(hits) <= 5
+    assert len({hit["naId"] for hit in hits}) == len(hits)  # one result per record
+    for hit in hits:
+        assert hit["source"] == f"https://catalog.archives.gov/id/{hit['naId']}"
+        assert hit["hierarchy"][-1]["naId"] == hit["naId"]
+    assert any(hit["naId"] in first["expected_naids"] for hit in hits)
+
+
+def test_search_text_output(built_by_cli: dict[str, Any], cli_env: dict[str, str]) -> None:
+    result = built_by_cli["runner"].invoke(main, ["search", "correspondence"], env=cli_env)
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("1. [")
+    assert "https://catalog.archives.gov/id/" in result.output
+
+
+def test_eval_json(built_by_cli: dict[str, Any], cli_env: dict[str, str]) -> None:
+    questions = Path(cli_env["NARA_DATA_DIR"]) / "questions.jsonl"
+    result = built_by_cli["runner"].invoke(
+        main, ["eval", "--questions", str(questions), "--json"], env=cli_env
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    for key in ("hit_at_1", "hit_at_5", "mrr_at_10", "latency_ms_p50", "latency_ms_p95", "n"):
+        assert key in report
+    assert report["n"] == len(report["per_question_ranks"]) > 0
+    assert report["hit_at_5"] >= 0.6
