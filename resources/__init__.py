@@ -56,6 +56,13 @@ class Neo4jResource(dg.ConfigurableResource):
             self._driver = driver
         return self._driver
 
+    def get_gds(self) -> Any:
+        """The `graphdatascience` client over the same driver. Open GDS has no Arrow server,
+        so Arrow is off rather than probed (`gds.debug.arrow` does not exist there)."""
+        from graphdatascience import GraphDataScience
+
+        return GraphDataScience(self.get_driver(), database=self.database, arrow=False)
+
     def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
         if self._driver is not None:
             self._driver.close()

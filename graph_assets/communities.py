@@ -1,0 +1,66 @@
+"""GraphRAG half: Leiden communities and their reports."""
+
+from typing import Any
+
+import dagster as dg
+
+from graph_assets.common import GRAPH_KINDS, GROUP, OWNERS, counts_table, md_table, timed
+from graph_assets.graph import (
+    NEO4J_RETRY,
+    authority_relationships,
+    includes_relationships,
+)
+from nara_kg import loading
+from resources import Neo4jResource
+
+
+@dg.asset(
+    group_name=GROUP,
+    kinds=GRAPH_KINDS | {"gds"},
+    owners=OWNERS,
+    deps=[includes_relationships, authority_relationships],
+    retry_policy=NEO4J_RETRY,
+    description=(
+        "Hierarchical Leiden (GDS, through the graphdatascience client) on an undirected "
+        "projection of first chunks with Includes + authority relationships; fixed randomSeed "
+        "and concurrency 1, so the same graph gives the same communities. Level 0 = finest. "
+        "(:Community {id: '<level>-<communityId>', level, size}); members -[:IN_COMMUNITY]-> "
+        "their finest community, each community -[:IN_COMMUNITY]-> its parent. Singletons get "
+        "no Community node; components are clustered separately by construction."
+    ),
+)
+def graph_communities(
+    context: dg.AssetExecutionContext, neo4j: Neo4jResource
+) -> dg.MaterializeResult:
+    metadata: dict[str, Any] = {}
+    with timed(metadata):
+        result = loading.detect_communities(neo4j.get_driver(), neo4j.database, neo4j.get_gds())
+    context.log.info(
+        f"{sum(result.communities_per_level.values())} communities over {result.levels} levels "
+        f"(projection: {result.nodes} nodes, {result.relationships} relationships)"
+    )
+    return dg.MaterializeResult(
+        metadata={
+            **metadata,
+            "projected_nodes": result.nodes,
+            "projected_relationships": result.relationships,
+            "levels": result.levels,
+            "communities": sum(result.communities_per_level.values()),
+            "communities_per_level": md_table(
+                [
+                    {
+                        "level": level,
+                        "communities": count,
+                        "modularity": round(result.modularities[level], 4)
+                        if level < len(result.modularities)
+                        else "",
+                    }
+                    for level, count in result.communities_per_level.items()
+                ]
+            ),
+            "level_0_size_distribution": counts_table(result.size_distribution, key="size"),
+            "records_in_a_community": result.members_with_community,
+            "membership_added": result.write["added"],
+            "membership_removed": result.write["removed"],
+        }
+    )

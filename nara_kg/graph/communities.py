@@ -1,0 +1,191 @@
+"""GDS projection and Leiden, and the Community nodes written from its result."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from graphdatascience import GraphDataScience
+
+from nara_kg.communities import Hierarchy
+from nara_kg.graph.batches import read_all, write_batches, write_one
+from nara_kg.schema import AUTHORITY_RELATIONSHIPS, Label, Prop, Rel
+from neo4j import Driver
+
+PROJECTION = "nara_kg_communities"
+#: Fixed seed and a single thread: Leiden is then deterministic, so the same graph gives the
+#: same communities on every rebuild (and cached reports stay valid).
+LEIDEN_CONFIG: dict[str, Any] = {
+    "include_intermediate_communities": True,
+    "random_seed": 42,
+    "concurrency": 1,
+    "max_levels": 10,
+    "gamma": 1.0,
+    "theta": 0.01,
+    "tolerance": 0.0001,
+}
+
+COMMUNITY_RELATIONSHIPS: tuple[str, ...] = (
+    Rel.INCLUDES.value,
+    *(rel.value for rel in AUTHORITY_RELATIONSHIPS),
+)
+_REL_PATTERN = "|".join(COMMUNITY_RELATIONSHIPS)
+
+#: First chunks only (one node per record, stub or authority); undirected, unweighted: an
+#: Includes or a reference says "these belong together" with no strength to weigh. The naId
+#: rides along as a node property so results map back without a lookup per node.
+PROJECT = f"""
+MATCH (source:{Label.CHUNK} {{{Prop.CHUNK_SEQ_ID}: 0}})
+OPTIONAL MATCH (source)-[r:{_REL_PATTERN}]->(target:{Label.CHUNK} {{{Prop.CHUNK_SEQ_ID}: 0}})
+RETURN gds.graph.project(
+    $graph_name, source, target,
+    {{sourceNodeProperties: {{naId: source.{Prop.NA_ID}}},
+      targetNodeProperties: CASE WHEN target IS NULL THEN null
+                                 ELSE {{naId: target.{Prop.NA_ID}}} END}},
+    {{undirectedRelationshipTypes: ['*']}}
+)
+"""
+
+UPSERT_COMMUNITIES = f"""
+UNWIND $rows AS row
+MERGE (c:{Label.COMMUNITY} {{id: row.id}})
+SET c.level = row.level, c.size = row.size, c.memberHash = row.memberHash
+"""
+
+DELETE_STALE_COMMUNITIES = f"""
+MATCH (c:{Label.COMMUNITY}) WHERE NOT c.id IN $ids
+DETACH DELETE c
+"""
+
+EXISTING_MEMBERSHIP = f"""
+MATCH (m)-[:{Rel.IN_COMMUNITY}]->(c:{Label.COMMUNITY})
+RETURN coalesce(m.{Prop.CHUNK_ID}, 'community:' + m.id) AS member, c.id AS community
+"""
+
+ADD_MEMBERS = f"""
+UNWIND $rows AS row
+MATCH (m:{Label.CHUNK} {{{Prop.CHUNK_ID}: row[0]}})
+MATCH (c:{Label.COMMUNITY} {{id: row[1]}})
+MERGE (m)-[:{Rel.IN_COMMUNITY}]->(c)
+"""
+
+ADD_PARENTS = f"""
+UNWIND $rows AS row
+MATCH (child:{Label.COMMUNITY} {{id: row[0]}})
+MATCH (parent:{Label.COMMUNITY} {{id: row[1]}})
+MERGE (child)-[:{Rel.IN_COMMUNITY}]->(parent)
+"""
+
+REMOVE_MEMBERSHIP = f"""
+UNWIND $rows AS row
+MATCH (m)-[r:{Rel.IN_COMMUNITY}]->(c:{Label.COMMUNITY} {{id: row[1]}})
+WHERE coalesce(m.{Prop.CHUNK_ID}, 'community:' + m.id) = row[0]
+DELETE r
+"""
+
+COMMUNITY_SCHEMA = (
+    f"CREATE CONSTRAINT community_id_unique IF NOT EXISTS "
+    f"FOR (c:{Label.COMMUNITY}) REQUIRE c.id IS UNIQUE",
+)
+
+
+@dataclass
+class LeidenResult:
+    nodes: int
+    relationships: int
+    #: (naId, intermediateCommunityIds) per node; index 0 = finest level.
+    assignments: list[tuple[int, list[int]]]
+    #: naId -> degree in the projection (undirected).
+    degrees: dict[int, int]
+    ran_levels: int
+    modularities: list[float]
+
+
+def projection_exists(gds: GraphDataScience) -> bool:
+    return bool(gds.graph.exists(PROJECTION))
+
+
+def run_leiden(gds: GraphDataScience) -> LeidenResult:
+    """Project, cluster and drop the projection again, also when anything fails."""
+    if projection_exists(gds):
+        gds.graph.drop(PROJECTION)
+    graph, projected = gds.graph.project.cypher(PROJECT, graph_name=PROJECTION)
+    try:
+        ids = gds.graph.node_properties.stream(graph, "naId")
+        na_id_of = dict(zip(ids["nodeId"], ids["naId"].astype("int64"), strict=True))
+        if projected.relationship_count == 0:
+            # Leiden needs edges; with none every record is its own singleton community.
+            return LeidenResult(projected.node_count, 0, [], {}, 0, [])
+        stream = gds.leiden.stream(graph, **LEIDEN_CONFIG)
+        stats = gds.leiden.stats(graph, **LEIDEN_CONFIG)
+        degree = gds.degree.stream(graph)
+        return LeidenResult(
+            nodes=projected.node_count,
+            relationships=projected.relationship_count,
+            assignments=[
+                (int(na_id_of[node]), [int(x) for x in levels])
+                for node, levels in zip(
+                    stream["nodeId"], stream["intermediateCommunityIds"], strict=True
+                )
+            ],
+            degrees={
+                int(na_id_of[node]): int(score)
+                for node, score in zip(degree["nodeId"], degree["score"], strict=True)
+            },
+            ran_levels=int(stats.ran_levels),
+            modularities=[float(m) for m in stats.modularities],
+        )
+    finally:
+        gds.graph.drop(graph)
+
+
+def write_hierarchy(
+    driver: Driver, database: str, hierarchy: Hierarchy, member_hashes: dict[str, str]
+) -> dict[str, int]:
+    """Make Community nodes and IN_COMMUNITY relationships equal `hierarchy`, by difference."""
+    for statement in COMMUNITY_SCHEMA:
+        write_one(driver, database, statement)
+    rows = [
+        {"id": c.id, "level": c.level, "size": c.size, "memberHash": member_hashes[c.id]}
+        for c in hierarchy.communities.values()
+    ]
+    write_batches(driver, database, UPSERT_COMMUNITIES, rows)
+    write_one(driver, database, DELETE_STALE_COMMUNITIES, ids=list(hierarchy.communities))
+    desired_members = {(f"{na_id}-0", cid) for na_id, cid in hierarchy.finest.items()}
+    desired_parents = {
+        (f"community:{c.id}", c.parent) for c in hierarchy.communities.values() if c.parent
+    }
+    current = {
+        (r["member"], r["community"]) for r in read_all(driver, database, EXISTING_MEMBERSHIP)
+    }
+    desired = desired_members | desired_parents
+    to_remove = sorted(current - desired)
+    write_batches(driver, database, REMOVE_MEMBERSHIP, [list(e) for e in to_remove])
+    write_batches(
+        driver, database, ADD_MEMBERS, [list(e) for e in sorted(desired_members - current)]
+    )
+    write_batches(
+        driver,
+        database,
+        ADD_PARENTS,
+        [[m.removeprefix("community:"), c] for m, c in sorted(desired_parents - current)],
+    )
+    return {
+        "memberships": len(desired_members),
+        "parent_links": len(desired_parents),
+        "added": len(desired - current),
+        "removed": len(to_remove),
+    }
+
+
+def community_rows(
+    driver: Driver, database: str, level: int | None = None
+) -> Sequence[dict[str, Any]]:
+    return read_all(
+        driver,
+        database,
+        f"MATCH (c:{Label.COMMUNITY}) WHERE $level IS NULL OR c.level = $level "
+        "RETURN c {.*, summaryEmbedding: null} AS community ORDER BY c.level, c.id",
+        level=level,
+    )

@@ -1,0 +1,121 @@
+"""Leiden through GDS on a small graph whose community structure is known."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import pytest
+
+from nara_kg import loading
+from nara_kg.graph.communities import projection_exists
+from tests.graph_helpers import scalar, wipe
+
+pytestmark = pytest.mark.integration
+
+# Two groups of five records, each group held together by its series (Includes) and a shared
+# subject, joined by one creator link; record 99 is isolated.
+GROUP_A = [1, 2, 3, 4, 5]
+GROUP_B = [11, 12, 13, 14, 15]
+
+
+def make_graph(driver: Any) -> None:
+    wipe(driver)
+    nodes = [*GROUP_A, *GROUP_B, 99, 1000, 2000]
+    driver.execute_query(
+        "UNWIND $ids AS id CREATE (:Chunk:fileUnit {naId: id, chunkId: toString(id) + '-0', "
+        "chunkSeqId: 0, title: 'record ' + id, nodeType: 'fileUnit', text: 'record ' + id})",
+        ids=nodes,
+    )
+    edges = []
+    for group, subject in ((GROUP_A, 1000), (GROUP_B, 2000)):
+        head, *rest = group
+        edges += [("Includes", head, child) for child in rest]
+        edges += [("subject", subject, member) for member in group]
+        edges += [("Next", a, b) for a, b in itertools.pairwise(rest)]  # not projected
+    edges.append(("creator", 5, 11))
+    for rel in ("Includes", "subject", "creator", "Next"):
+        driver.execute_query(
+            f"UNWIND $pairs AS p MATCH (a:Chunk {{naId: p[0]}}), (b:Chunk {{naId: p[1]}}) "
+            f"CREATE (a)-[:{rel}]->(b)",
+            pairs=[[a, b] for r, a, b in edges if r == rel],
+        )
+
+
+@pytest.fixture()
+def gds(neo4j_driver: Any) -> Any:
+    from graphdatascience import GraphDataScience
+
+    return GraphDataScience(neo4j_driver, database="neo4j", arrow=False)
+
+
+def membership(driver: Any) -> dict[int, str]:
+    records, _, _ = driver.execute_query(
+        "MATCH (m:Chunk)-[:IN_COMMUNITY]->(c:Community) RETURN m.naId AS naId, c.id AS id"
+    )
+    return {r["naId"]: r["id"] for r in records}
+
+
+def test_groups_become_level_zero_communities(neo4j_driver: Any, gds: Any) -> None:
+    make_graph(neo4j_driver)
+    result = loading.detect_communities(neo4j_driver, "neo4j", gds)
+    assert result.levels >= 1
+    members = membership(neo4j_driver)
+    assert 99 not in members  # the isolated record is a singleton: no community
+    finest_a = {members[n] for n in [*GROUP_A, 1000]}
+    finest_b = {members[n] for n in [*GROUP_B, 2000]}
+    assert len(finest_a) == 1 and len(finest_b) == 1 and finest_a != finest_b
+    assert all(cid.startswith("0-") for cid in finest_a | finest_b)
+    # Every community's level matches its id, and a parent is always one level up.
+    bad_links = scalar(
+        neo4j_driver,
+        "MATCH (c:Community)-[:IN_COMMUNITY]->(p:Community) WHERE p.level <> c.level + 1 "
+        "RETURN count(*)",
+    )
+    assert bad_links == 0
+    assert (
+        scalar(
+            neo4j_driver,
+            "MATCH (c:Community) WHERE c.id <> toString(c.level) + '-' + split(c.id, '-')[1] "
+            "RETURN count(c)",
+        )
+        == 0
+    )
+    sizes = scalar(neo4j_driver, "MATCH (c:Community {level: 0}) RETURN collect(c.size)")
+    assert sorted(sizes) == [6, 6]
+    # The projection is gone afterwards.
+    assert not projection_exists(gds)
+
+
+def test_reproducible_and_idempotent(neo4j_driver: Any, gds: Any) -> None:
+    make_graph(neo4j_driver)
+    loading.detect_communities(neo4j_driver, "neo4j", gds)
+    first = membership(neo4j_driver)
+    again = loading.detect_communities(neo4j_driver, "neo4j", gds)
+    assert membership(neo4j_driver) == first
+    assert again.write["added"] == 0 and again.write["removed"] == 0
+
+
+class LeidenFails:
+    """The real client, except that Leiden breaks after the projection exists."""
+
+    def __init__(self, gds: Any) -> None:
+        self._gds = gds
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._gds, name)
+
+    @property
+    def leiden(self) -> Any:
+        class Broken:
+            def stream(self, *args: Any, **kwargs: Any) -> Any:
+                raise RuntimeError("leiden failed")
+
+        return Broken()
+
+
+def test_projection_dropped_when_leiden_fails(neo4j_driver: Any, gds: Any) -> None:
+    make_graph(neo4j_driver)
+    with pytest.raises(RuntimeError, match="leiden failed"):
+        loading.detect_communities(neo4j_driver, "neo4j", LeidenFails(gds))
+    assert not projection_exists(gds)

@@ -1,0 +1,34 @@
+from __future__ import annotations
+
+from nara_kg.communities import build_hierarchy, community_key
+
+
+def test_level_zero_is_finest_and_parents_nest() -> None:
+    # Two pairs merge into one community at level 1; record 9 stays alone throughout.
+    assignments = [
+        (1, [10, 100]),
+        (2, [10, 100]),
+        (3, [11, 100]),
+        (4, [11, 100]),
+        (9, [12, 101]),
+    ]
+    hierarchy = build_hierarchy(assignments)
+    assert hierarchy.levels == 2
+    assert {c.id for c in hierarchy.at_level(0)} == {"0-10", "0-11"}
+    assert {c.id for c in hierarchy.at_level(1)} == {"1-100"}
+    top = hierarchy.communities["1-100"]
+    assert top.size == 4 and top.members == (1, 2, 3, 4)
+    assert top.children == ("0-10", "0-11") and top.parent is None
+    assert hierarchy.communities["0-10"].parent == "1-100"
+    # Members point at their finest community; the singleton has none at any level.
+    assert hierarchy.finest == {1: "0-10", 2: "0-10", 3: "0-11", 4: "0-11"}
+
+
+def test_a_record_alone_at_level_zero_joins_at_the_first_level_it_has_company() -> None:
+    hierarchy = build_hierarchy([(1, [5, 50]), (2, [6, 50])])
+    assert set(hierarchy.communities) == {"1-50"}
+    assert hierarchy.finest == {1: "1-50", 2: "1-50"}
+
+
+def test_key_format() -> None:
+    assert community_key(2, 17) == "2-17"
