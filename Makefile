@@ -50,6 +50,7 @@ lint: $(STAMP)  ## ruff + mypy
 	$(BIN)/mypy
 
 validate: $(STAMP)  ## dagster definitions validate
+	mkdir -p $(DAGSTER_HOME)
 	$(BIN)/dagster definitions validate -w workspace.yaml
 
 # Starts Neo4j only if it is not running, and stops it afterwards only if it started it.
