@@ -1,4 +1,8 @@
-"""The composition root: one Definitions merged from each package's own."""
+"""The composition root: one Definitions merged from each package's own.
+
+`@dg.definitions` makes Dagster build it when the code location loads, not when this module is
+imported, so the schedule's environment settings are read at load time.
+"""
 
 import dagster as dg
 
@@ -8,10 +12,13 @@ import quality
 import resources
 import schedules
 
-defs = dg.Definitions.merge(
-    graph_assets.defs,
-    resources.defs,
-    jobs.defs,
-    schedules.defs,
-    quality.defs,
-)
+
+@dg.definitions
+def defs() -> dg.Definitions:
+    return dg.Definitions.merge(
+        graph_assets.defs,
+        resources.defs,
+        jobs.defs,
+        schedules.build_defs(),
+        quality.defs,
+    )
