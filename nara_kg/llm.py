@@ -1,0 +1,437 @@
+"""Pluggable text generation for community reports and answers, with a persistent cache.
+
+Three backends share one small protocol (:class:`LLM`):
+
+* :class:`ExtractiveLLM` — the offline default. It never generates free text; it is the marker
+  that tells report generation and answering to take their deterministic, rule-based paths, so
+  a pipeline runs end to end with no model at all.
+* :class:`OpenAICompatibleLLM` — any server that speaks the OpenAI chat-completions protocol
+  (OpenAI, vLLM, llama.cpp, Ollama, ...), with timeouts, bounded retries and a concurrency cap.
+* :class:`TransformersLLM` — a causal LM from a local directory; never downloads anything.
+
+:class:`GenerationCache` keys every generation by a hash of prompt + model + backend + parameters,
+so an unchanged community is never regenerated and a re-run costs nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import json
+import sqlite3
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Protocol
+
+#: Backend names, also used in cache keys and in a report's `generated_by`.
+EXTRACTIVE_BACKEND = "extractive"
+OPENAI_BACKEND = "openai"
+TRANSFORMERS_BACKEND = "transformers"
+
+#: Upper bound on a server's Retry-After, so one misbehaving header cannot stall a run.
+MAX_RETRY_AFTER_S = 60.0
+#: How much of an error response body goes into an exception message.
+ERROR_BODY_CHARS = 300
+
+
+class LLMError(RuntimeError):
+    """A generation failed; the message is safe to log (it never contains a credential)."""
+
+
+class LLM(Protocol):
+    """What report generation and answering need from a text generator."""
+
+    #: Backend name: "extractive", "openai", "transformers".
+    name: str
+    model: str
+    #: Generation parameters that change the output (part of the cache key).
+    params: dict[str, Any]
+
+    def complete(self, prompt: str) -> str: ...
+
+
+def describe(llm: LLM) -> str:
+    """`backend:model`, as recorded in `generated_by` and answer methods."""
+    return f"{llm.name}:{llm.model}"
+
+
+class ExtractiveLLM:
+    """The no-model default: selects the extractive/rule-based code paths; never completes."""
+
+    def __init__(self) -> None:
+        self.name = EXTRACTIVE_BACKEND
+        self.model = EXTRACTIVE_BACKEND
+        self.params: dict[str, Any] = {}
+
+    def complete(self, prompt: str) -> str:
+        raise NotImplementedError(
+            "ExtractiveLLM does not generate free text: callers must use their extractive "
+            "(rule-based) path when the backend is 'extractive'; configure an OpenAI-compatible "
+            "endpoint or a local transformers model to generate with a model"
+        )
+
+    def __repr__(self) -> str:
+        return "ExtractiveLLM()"
+
+
+def is_extractive(llm: LLM) -> bool:
+    return isinstance(llm, ExtractiveLLM) or llm.name == EXTRACTIVE_BACKEND
+
+
+class _RetryableError(Exception):
+    """An attempt failed in a way another attempt may not (429, 5xx, network, timeout)."""
+
+    def __init__(self, message: str, retry_after_s: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+def _retry_after(headers: Any) -> float | None:
+    # `headers` is the response's http.client.HTTPMessage (a Mapping-like email Message).
+    if headers is None:
+        return None
+    value = headers.get("Retry-After")
+    if value is None:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        return None  # an HTTP date: rare enough that our own backoff will do
+    return min(max(seconds, 0.0), MAX_RETRY_AFTER_S)
+
+
+class OpenAICompatibleLLM:
+    """POST `{base_url}/chat/completions` with one user message; return the first choice's text.
+
+    Retries (up to `max_retries` times, waiting `backoff_s * 2**attempt`, or the server's
+    Retry-After when it sends one) on 429, 5xx, timeouts and connection errors. Any other 4xx is
+    a request or credential problem that a retry cannot fix, so it fails at once. At most
+    `max_concurrency` requests are in flight from this instance across threads.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str | None,
+        *,
+        timeout_s: float = 60,
+        max_retries: int = 4,
+        backoff_s: float = 1.0,
+        max_concurrency: int = 4,
+        temperature: float = 0.0,
+        max_tokens: int = 1500,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        if max_retries < 0:
+            raise ValueError("max_retries must be >= 0")
+        if max_concurrency < 1:
+            raise ValueError("max_concurrency must be >= 1")
+        self.name = OPENAI_BACKEND
+        self.model = model
+        self.params: dict[str, Any] = {"temperature": temperature, "max_tokens": max_tokens}
+        self.base_url = base_url.rstrip("/")
+        self.timeout_s = timeout_s
+        self.max_retries = max_retries
+        self.backoff_s = backoff_s
+        # Private and left out of __repr__: the key must not reach logs or error messages.
+        self._api_key = api_key
+        self._semaphore = threading.BoundedSemaphore(max_concurrency)
+        self._sleep = sleep
+
+    @property
+    def url(self) -> str:
+        return f"{self.base_url}/chat/completions"
+
+    def __repr__(self) -> str:
+        return f"OpenAICompatibleLLM(base_url={self.base_url!r}, model={self.model!r})"
+
+    def _redact(self, text: str) -> str:
+        # A server may echo the Authorization header back in an error body.
+        if self._api_key:
+            text = text.replace(self._api_key, "***")
+        return text
+
+    def complete(self, prompt: str) -> str:
+        body = json.dumps(
+            {
+                "model": self.model,
+                "messages": [{"role": "user", "content": prompt}],
+                "temperature": self.params["temperature"],
+                "max_tokens": self.params["max_tokens"],
+            }
+        ).encode("utf-8")
+        last_error = ""
+        for attempt in range(self.max_retries + 1):
+            try:
+                with self._semaphore:
+                    payload = self._post(body)
+                return self._content(payload)
+            except _RetryableError as error:
+                last_error = str(error)
+                if attempt == self.max_retries:
+                    break
+                delay = error.retry_after_s
+                if delay is None:
+                    delay = self.backoff_s * (2**attempt)
+                # Sleep outside the semaphore so a waiting retry does not block other requests.
+                self._sleep(delay)
+        raise LLMError(
+            self._redact(
+                f"{self.url}: model {self.model!r} failed after {self.max_retries + 1} "
+                f"attempt(s): {last_error}"
+            )
+        )
+
+    def _post(self, body: bytes) -> str:
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
+                raw: bytes = response.read()
+                return raw.decode("utf-8", errors="replace")
+        except urllib.error.HTTPError as error:
+            detail = self._redact(_error_body(error))
+            message = f"HTTP {error.code} {error.reason}: {detail}"
+            if error.code == 429 or error.code >= 500:
+                raise _RetryableError(message, _retry_after(error.headers)) from None
+            raise LLMError(f"{self.url}: model {self.model!r}: {message}") from None
+        except urllib.error.URLError as error:
+            raise _RetryableError(f"connection error: {self._redact(str(error.reason))}") from None
+        except TimeoutError:
+            raise _RetryableError(f"timed out after {self.timeout_s}s") from None
+        except (ConnectionError, http.client.HTTPException) as error:
+            raise _RetryableError(
+                f"connection error: {type(error).__name__}: {self._redact(str(error))}"
+            ) from None
+
+    def _content(self, payload: str) -> str:
+        try:
+            data = json.loads(payload)
+            content = data["choices"][0]["message"]["content"]
+        except (ValueError, KeyError, IndexError, TypeError):
+            raise LLMError(
+                f"{self.url}: model {self.model!r}: response is not a chat completion: "
+                f"{self._redact(payload[:ERROR_BODY_CHARS])!r}"
+            ) from None
+        if not isinstance(content, str):
+            raise LLMError(f"{self.url}: model {self.model!r}: message content is not text")
+        return content
+
+
+def _error_body(error: urllib.error.HTTPError) -> str:
+    try:
+        raw: bytes = error.read()
+    except Exception:  # the body is only decoration for the message
+        return ""
+    return raw.decode("utf-8", errors="replace")[:ERROR_BODY_CHARS]
+
+
+class TransformersLLM:
+    """A causal language model from a local directory (`local_files_only=True`).
+
+    Loaded on the first `complete` (so building a resource costs nothing), on CPU unless a device
+    is given. Greedy decoding when temperature is 0, so the output is reproducible and cacheable.
+    A tokenizer with a chat template gets the prompt as one user message. A prompt that would not
+    fit the model's context window raises instead of being silently truncated.
+    """
+
+    def __init__(
+        self,
+        model_path: str | Path,
+        *,
+        max_new_tokens: int = 512,
+        temperature: float = 0.0,
+        device: str = "cpu",
+    ) -> None:
+        self.name = TRANSFORMERS_BACKEND
+        self.model_path = Path(model_path)
+        self.model = str(model_path)
+        self.params: dict[str, Any] = {
+            "max_new_tokens": max_new_tokens,
+            "temperature": temperature,
+        }
+        self.device = device
+        self._lock = threading.Lock()
+        # One generation at a time: concurrent generate() calls on one model only contend for
+        # the same cores (or GPU) and multiply activation memory.
+        self._generate_lock = threading.Lock()
+        self._tokenizer: Any = None
+        self._model: Any = None
+
+    def __repr__(self) -> str:
+        return f"TransformersLLM(model_path={self.model!r})"
+
+    def _load(self) -> tuple[Any, Any]:
+        with self._lock:
+            if self._model is None:
+                if not self.model_path.is_dir():
+                    raise LLMError(f"local model directory {self.model_path} does not exist")
+                from transformers import AutoModelForCausalLM, AutoTokenizer
+
+                try:
+                    tokenizer: Any = AutoTokenizer.from_pretrained(
+                        self.model_path, local_files_only=True
+                    )
+                    model: Any = AutoModelForCausalLM.from_pretrained(
+                        self.model_path, local_files_only=True
+                    )
+                except (OSError, ValueError) as error:
+                    raise LLMError(f"cannot load model from {self.model_path}: {error}") from error
+                model.to(self.device)
+                model.eval()
+                self._tokenizer, self._model = tokenizer, model
+            return self._tokenizer, self._model
+
+    def complete(self, prompt: str) -> str:
+        import torch
+
+        tokenizer, model = self._load()
+        if getattr(tokenizer, "chat_template", None):
+            encoded = tokenizer.apply_chat_template(
+                [{"role": "user", "content": prompt}],
+                add_generation_prompt=True,
+                return_tensors="pt",
+                return_dict=True,
+            )
+        else:
+            encoded = tokenizer(prompt, return_tensors="pt")
+        input_ids = encoded["input_ids"].to(self.device)
+        attention_mask = encoded.get("attention_mask")
+        if attention_mask is None:
+            attention_mask = torch.ones_like(input_ids)
+        attention_mask = attention_mask.to(self.device)
+        max_new_tokens = int(self.params["max_new_tokens"])
+        window = getattr(model.config, "max_position_embeddings", None)
+        prompt_tokens = int(input_ids.shape[1])
+        if window is not None and prompt_tokens + max_new_tokens > window:
+            raise LLMError(
+                f"prompt of {prompt_tokens} tokens + {max_new_tokens} new tokens exceeds the "
+                f"{window}-token context of {self.model_path}"
+            )
+        temperature = float(self.params["temperature"])
+        pad_token_id = tokenizer.pad_token_id
+        if pad_token_id is None:
+            pad_token_id = tokenizer.eos_token_id
+        generate_kwargs: dict[str, Any] = {
+            "max_new_tokens": max_new_tokens,
+            "pad_token_id": pad_token_id,
+        }
+        if temperature > 0:
+            generate_kwargs.update(do_sample=True, temperature=temperature)
+        else:
+            # Greedy; also neutralise sampling defaults a model's generation_config may carry.
+            generate_kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+        with self._generate_lock, torch.inference_mode():
+            output = model.generate(
+                input_ids=input_ids, attention_mask=attention_mask, **generate_kwargs
+            )
+        new_tokens = output[0][prompt_tokens:]
+        text: str = tokenizer.decode(new_tokens, skip_special_tokens=True)
+        return text.strip()
+
+
+def cache_key(prompt: str, model_name: str, backend: str, params: Mapping[str, Any]) -> str:
+    """sha256 hex of everything that determines a generation."""
+    material = json.dumps(
+        {"prompt": prompt, "model": model_name, "backend": backend, "params": dict(params)},
+        sort_keys=True,
+        ensure_ascii=False,
+        default=str,
+    )
+    return hashlib.sha256(material.encode("utf-8")).hexdigest()
+
+
+class GenerationCache:
+    """Persistent key -> generated text, in one SQLite table.
+
+    Safe to share between threads (one connection behind a lock) and between processes (SQLite's
+    own file locking, with a busy timeout for concurrent writers). `hits`/`misses` count lookups
+    through :meth:`get` on this instance.
+    """
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        if str(path) != ":memory:":
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._connection = sqlite3.connect(str(path), timeout=30.0, check_same_thread=False)
+        with self._lock, self._connection:
+            self._connection.execute(
+                "CREATE TABLE IF NOT EXISTS generations ("
+                " key TEXT PRIMARY KEY,"
+                " text TEXT NOT NULL,"
+                " created_at REAL NOT NULL)"
+            )
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, key: str) -> str | None:
+        with self._lock:
+            row = self._connection.execute(
+                "SELECT text FROM generations WHERE key = ?", (key,)
+            ).fetchone()
+            if row is None:
+                self.misses += 1
+                return None
+            self.hits += 1
+            text: str = row[0]
+            return text
+
+    def put(self, key: str, text: str) -> None:
+        with self._lock, self._connection:
+            self._connection.execute(
+                "INSERT OR REPLACE INTO generations (key, text, created_at) VALUES (?, ?, ?)",
+                (key, text, time.time()),
+            )
+
+    def __len__(self) -> int:
+        with self._lock:
+            (count,) = self._connection.execute("SELECT COUNT(*) FROM generations").fetchone()
+            return int(count)
+
+    def close(self) -> None:
+        with self._lock:
+            self._connection.close()
+
+    def __enter__(self) -> GenerationCache:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def llm_cache_key(llm: LLM, prompt: str) -> str:
+    return cache_key(prompt, llm.model, llm.name, llm.params)
+
+
+def cached_complete(
+    llm: LLM, prompt: str, cache: GenerationCache | None, *, refresh: bool = False
+) -> tuple[str, bool]:
+    """`llm.complete(prompt)` through the cache; returns (text, was_cached).
+
+    `refresh=True` skips the lookup and overwrites the entry: used to retry an output that turned
+    out to be unusable, which would otherwise be served from the cache forever.
+    """
+    if cache is None:
+        return llm.complete(prompt), False
+    key = llm_cache_key(llm, prompt)
+    if not refresh:
+        cached = cache.get(key)
+        if cached is not None:
+            return cached, True
+    text = llm.complete(prompt)
+    cache.put(key, text)
+    return text, False

@@ -1,0 +1,538 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nara_kg.llm import ExtractiveLLM, GenerationCache, llm_cache_key
+from nara_kg.reports import (
+    CommunityReport,
+    Finding,
+    MemberInfo,
+    RelationshipInfo,
+    ReportContext,
+    ReportFormatError,
+    SubReport,
+    build_context,
+    extractive_rating,
+    extractive_report,
+    format_report_prompt,
+    generate_report,
+    parse_report,
+)
+
+
+def count_words(text: str) -> int:
+    """A stand-in tokenizer: one token per whitespace word, plus two special tokens."""
+    return len(text.split()) + 2
+
+
+#: Tokens of a context with no rows: 8 header/fence words + 2 specials.
+SKELETON = 10
+#: Tokens the sub-report section header and fences add.
+SUB_SECTION = 5
+
+
+def member(na_id: int, degree: int, excerpt_words: int = 0, **kwargs: Any) -> MemberInfo:
+    """A member whose row costs `max(excerpt_words, 1)` words (a one-word title)."""
+    excerpt = " ".join(f"w{na_id}x{i}" for i in range(excerpt_words)) or None
+    return MemberInfo(
+        na_id=na_id,
+        title=kwargs.get("title", f"m{na_id}"),
+        node_type=kwargs.get("node_type", "series"),
+        degree=degree,
+        excerpt=excerpt,
+        source=f"https://catalog.archives.gov/id/{na_id}",
+    )
+
+
+def rel(source: int, target: int, degree: int, rel_type: str = "Includes") -> RelationshipInfo:
+    """A relationship whose row costs 3 words."""
+    return RelationshipInfo(
+        source_na_id=source,
+        target_na_id=target,
+        rel_type=rel_type,
+        source_title=f"m{source}",
+        target_title=f"m{target}",
+        degree=degree,
+    )
+
+
+def report(community_id: str, title: str = "T", summary: str = "s") -> CommunityReport:
+    return CommunityReport(
+        community_id=community_id,
+        level=0,
+        title=title,
+        summary=summary,
+        rating=1.0,
+        rating_explanation="r",
+        findings=(),
+        generated_by="extractive",
+    )
+
+
+def sub(community_id: str, members: set[int]) -> SubReport:
+    """A sub-report whose row costs 1 word."""
+    return SubReport(
+        community_id=community_id,
+        size=len(members),
+        report=report(community_id),
+        member_na_ids=frozenset(members),
+    )
+
+
+def ids(context: ReportContext) -> list[int]:
+    return [m.na_id for m in context.members]
+
+
+def rel_pairs(context: ReportContext) -> list[tuple[int, int]]:
+    return [(r.source_na_id, r.target_na_id) for r in context.relationships]
+
+
+# --- build_context ----------------------------------------------------------------------------
+
+
+def test_whole_community_fits_ranked_by_degree() -> None:
+    members = [member(1, 2), member(2, 9), member(3, 5)]
+    rels = [rel(1, 3, 7), rel(2, 3, 14)]
+    context = build_context(
+        "0-7", 0, members, rels, [], token_budget=1000, count_tokens=count_words
+    )
+    assert ids(context) == [2, 3, 1]
+    assert rel_pairs(context) == [(2, 3), (1, 3)]
+    assert context.text == (
+        "-----Records-----\n```csv\nid,title,type,degree,excerpt\n"
+        "2,m2,series,9,\n3,m3,series,5,\n1,m1,series,2,\n```\n"
+        "-----Relationships-----\n```csv\nid,source,target,type,degree\n"
+        "1,m2 (2),m3 (3),Includes,14\n2,m1 (1),m3 (3),Includes,7\n```\n"
+    )
+    assert context.tokens == count_words(context.text) == SKELETON + 3 + 6
+    assert not context.truncated
+    assert not context.used_sub_reports
+    assert (context.members_included, context.relationships_included) == (3, 2)
+    assert (context.members_total, context.relationships_total) == (3, 2)
+    assert context.sub_reports_included == ()
+
+
+def test_budget_cuts_lowest_degree_members_first() -> None:
+    members = [member(1, 1), member(2, 9), member(3, 5), member(4, 3)]
+    context = build_context(
+        "0-1", 0, members, [], [], token_budget=SKELETON + 2, count_tokens=count_words
+    )
+    assert ids(context) == [2, 3]
+    assert context.tokens == SKELETON + 2
+    assert context.truncated
+    assert (context.members_total, context.members_included) == (4, 2)
+
+
+def test_degree_ties_break_by_na_id_and_duplicates_are_dropped() -> None:
+    members = [member(9, 4), member(3, 4), member(3, 4), member(5, 4)]
+    context = build_context("0-1", 0, members, [], [], token_budget=1000, count_tokens=count_words)
+    assert ids(context) == [3, 5, 9]
+
+
+def test_leaf_order_adds_both_ends_then_the_relationship() -> None:
+    # Member 4 has the highest degree but no relationship: GraphRAG's leaf order puts the
+    # prominent edge (2-3) and its ends first, and loners last.
+    members = [member(2, 6), member(3, 5), member(4, 8, excerpt_words=1)]
+    rels = [rel(2, 3, 11)]
+    fits_edge = build_context(
+        "0-1", 0, members, rels, [], token_budget=SKELETON + 5, count_tokens=count_words
+    )
+    assert ids(fits_edge) == [2, 3]
+    assert rel_pairs(fits_edge) == [(2, 3)]
+    assert fits_edge.truncated
+
+    # One token short of the edge: the greedy fill stops there (it does not skip ahead to 4).
+    short = build_context(
+        "0-1", 0, members, rels, [], token_budget=SKELETON + 4, count_tokens=count_words
+    )
+    assert ids(short) == [2, 3]
+    assert rel_pairs(short) == []
+
+    everything = build_context(
+        "0-1", 0, members, rels, [], token_budget=SKELETON + 6, count_tokens=count_words
+    )
+    assert ids(everything) == [4, 2, 3]  # rendered in rank order
+    assert not everything.truncated
+
+
+def test_relationship_rows_keep_their_community_rank_when_cut() -> None:
+    members = [member(1, 5), member(2, 4), member(3, 3)]
+    rels = [rel(1, 2, 9), rel(2, 3, 7), rel(1, 3, 8)]
+    context = build_context(
+        "0-1", 0, members, rels, [], token_budget=SKELETON + 2 + 3 + 1 + 3, count_tokens=count_words
+    )
+    # Schedule: 1, 2, (1,2), 3, (1,3) -- then (2,3) does not fit.
+    assert rel_pairs(context) == [(1, 2), (1, 3)]
+    assert "\n2,m1 (1),m3 (3),Includes,8\n" in context.text
+
+
+SUB_MEMBERS = [
+    member(1, 9, excerpt_words=10),
+    member(2, 8, excerpt_words=10),
+    member(3, 7, excerpt_words=10),
+    member(4, 6, excerpt_words=10),
+    member(5, 5, excerpt_words=10),
+    member(6, 4, excerpt_words=10),
+]
+SUB_RELS = [rel(1, 2, 17), rel(3, 4, 13), rel(5, 6, 9)]
+# "0-b" is the larger sub-community; "0-a" sorts first by id, so order proves largest-first.
+LARGE = sub("0-b", {1, 2, 3})
+SMALL = sub("0-a", {4, 5})
+FULL_TOKENS = SKELETON + 60 + 9
+
+
+def test_full_context_within_budget_ignores_sub_reports() -> None:
+    context = build_context(
+        "1-0",
+        1,
+        SUB_MEMBERS,
+        SUB_RELS,
+        [SMALL, LARGE],
+        token_budget=FULL_TOKENS,
+        count_tokens=count_words,
+    )
+    assert context.tokens == FULL_TOKENS
+    assert not context.used_sub_reports
+    assert context.members_included == 6
+    assert "Sub-community" not in context.text
+
+
+def test_substitutes_the_largest_sub_community_first() -> None:
+    context = build_context(
+        "1-0",
+        1,
+        SUB_MEMBERS,
+        SUB_RELS,
+        [SMALL, LARGE],
+        token_budget=FULL_TOKENS - 1,
+        count_tokens=count_words,
+    )
+    assert context.used_sub_reports
+    assert context.sub_reports_included == ("0-b",)
+    assert [s.community_id for s in context.sub_reports] == ["0-b"]
+    # Its members are replaced by its report; the edge inside it (1-2) goes with them, the edge
+    # leaving it (3-4) and the unrelated one (5-6) stay.
+    assert ids(context) == [4, 5, 6]
+    assert rel_pairs(context) == [(3, 4), (5, 6)]
+    assert context.tokens == SKELETON + SUB_SECTION + 1 + 30 + 6
+    assert not context.truncated
+    assert context.text.startswith(
+        "-----Sub-community reports-----\n```csv\nid,size,title,summary,findings\n0-b,3,T,s,\n```\n"
+    )
+
+
+def test_substitutes_more_sub_communities_until_it_fits() -> None:
+    context = build_context(
+        "1-0", 1, SUB_MEMBERS, SUB_RELS, [SMALL, LARGE], token_budget=40, count_tokens=count_words
+    )
+    assert context.sub_reports_included == ("0-b", "0-a")
+    assert ids(context) == [6]
+    # 3-4 joins the two substituted sub-communities: it stays, as does 5-6 (6 is not covered).
+    assert rel_pairs(context) == [(3, 4), (5, 6)]
+    assert context.tokens == SKELETON + SUB_SECTION + 2 + 10 + 6
+    assert not context.truncated
+
+
+def test_truncates_after_all_sub_reports_when_still_too_big() -> None:
+    context = build_context(
+        "1-0", 1, SUB_MEMBERS, SUB_RELS, [SMALL, LARGE], token_budget=20, count_tokens=count_words
+    )
+    assert context.sub_reports_included == ("0-b", "0-a")
+    # Then the leaf order over what is left: edge 3-4 (both ends covered) fits; member 6 not.
+    assert rel_pairs(context) == [(3, 4)]
+    assert ids(context) == []
+    assert context.tokens == 20
+    assert context.truncated
+
+
+def test_sub_reports_themselves_are_cut_largest_first() -> None:
+    context = build_context(
+        "1-0",
+        1,
+        SUB_MEMBERS,
+        SUB_RELS,
+        [SMALL, LARGE],
+        token_budget=SKELETON + SUB_SECTION + 1,
+        count_tokens=count_words,
+    )
+    assert context.sub_reports_included == ("0-b",)
+    assert context.truncated
+
+
+def test_no_sub_reports_means_plain_truncation() -> None:
+    context = build_context(
+        "1-0", 1, SUB_MEMBERS, SUB_RELS, [], token_budget=40, count_tokens=count_words
+    )
+    assert not context.used_sub_reports
+    assert context.truncated
+    # Schedule: 1 (10), 2 (10), edge 1-2 (3), then 3 (10) would make 43.
+    assert ids(context) == [1, 2]
+    assert rel_pairs(context) == [(1, 2)]
+    assert context.tokens == 33
+
+
+def test_budget_below_the_skeleton_is_an_error() -> None:
+    with pytest.raises(ValueError, match="smaller than the empty context"):
+        build_context("0-1", 0, [member(1, 1)], [], [], token_budget=9, count_tokens=count_words)
+
+
+def test_a_non_additive_tokenizer_never_ends_over_budget() -> None:
+    def lumpy(text: str) -> int:
+        # One extra token per four lines: the per-row estimate undercounts.
+        return len(text.split()) + 2 + text.count("\n") // 4
+
+    members = [member(i, 10 - i) for i in range(1, 9)]
+    budget = (
+        lumpy(
+            "-----Records-----\n```csv\nid,title,type,degree,excerpt\n```\n"
+            "-----Relationships-----\n```csv\nid,source,target,type,degree\n```\n"
+        )
+        + 8
+    )
+    context = build_context("0-1", 0, members, [], [], token_budget=budget, count_tokens=lumpy)
+    assert budget == 20
+    assert context.tokens == lumpy(context.text) <= budget
+    assert context.members_included == 7
+
+
+def test_excerpts_are_clipped_and_flattened() -> None:
+    long_member = MemberInfo(1, "A, title", "item", 1, "line one\nline two " + "x" * 1000, None)
+    context = build_context(
+        "0-1", 0, [long_member], [], [], token_budget=10_000, count_tokens=count_words
+    )
+    row = context.text.split("\n")[3]
+    assert row.startswith('1,"A, title",item,1,line one line two xxx')
+    assert row.endswith("…")
+    assert len(row) < 450
+
+
+# --- prompt and parsing -----------------------------------------------------------------------
+
+VALID = {
+    "title": "Harbor records",
+    "summary": "Survey records.",
+    "rating": 6.5,
+    "rating_explanation": "Useful.",
+    "findings": [{"summary": "S1", "explanation": "E1"}, {"summary": "S2", "explanation": "E2"}],
+}
+
+
+def test_prompt_carries_the_context_and_the_output_format() -> None:
+    context = build_context(
+        "0-1", 0, [member(1, 1)], [], [], token_budget=100, count_tokens=count_words
+    )
+    prompt = format_report_prompt(context)
+    assert context.text in prompt
+    assert '"rating_explanation": <rating_explanation>' in prompt
+    assert '"findings": [' in prompt
+    assert "{input_text}" not in prompt
+
+
+def test_parse_clean_json() -> None:
+    parsed = parse_report(json.dumps(VALID), "0-1", 0, "openai:m")
+    assert parsed == CommunityReport(
+        community_id="0-1",
+        level=0,
+        title="Harbor records",
+        summary="Survey records.",
+        rating=6.5,
+        rating_explanation="Useful.",
+        findings=(Finding("S1", "E1"), Finding("S2", "E2")),
+        generated_by="openai:m",
+    )
+
+
+def test_parse_fenced_json_inside_prose() -> None:
+    text = "Here is the report:\n```json\n" + json.dumps(VALID, indent=2) + "\n```\nHope it helps {"
+    assert parse_report(text, "0-1", 0, "x").title == "Harbor records"
+
+
+def test_parse_outermost_object_in_prose() -> None:
+    text = "Sure! " + json.dumps(VALID) + " Let me know if you need {more}."
+    parsed = parse_report(text, "0-1", 0, "x")
+    assert parsed.findings[1] == Finding("S2", "E2")
+
+
+def test_parse_repairs_string_rating_and_string_findings() -> None:
+    data = dict(VALID, rating=" 7 ", findings=["First insight", "Second insight"])
+    parsed = parse_report(json.dumps(data), "0-1", 0, "x")
+    assert parsed.rating == 7.0
+    assert parsed.findings == (Finding("First insight", ""), Finding("Second insight", ""))
+
+
+def test_parse_integer_rating_becomes_float() -> None:
+    parsed = parse_report(json.dumps(dict(VALID, rating=4)), "0-1", 0, "x")
+    assert parsed.rating == 4.0
+    assert isinstance(parsed.rating, float)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"rating": None}, "'rating' must be a number"),
+        ({"rating": "high"}, "'rating' must be a number, got 'high'"),
+        ({"rating": 15}, "'rating' 15 is outside 0-10"),
+        ({"rating": True}, "'rating' must be a number"),
+        ({"title": 3}, "'title' must be text"),
+        ({"summary": "  "}, "'summary' is empty"),
+        ({"findings": "none"}, "'findings' must be a list"),
+        ({"findings": [{"summary": "S"}]}, "findings[0] has no text 'explanation'"),
+        ({"findings": [{"explanation": "E"}]}, "findings[0] has no text 'summary'"),
+        ({"findings": [7]}, "findings[0] must be an object or a string"),
+    ],
+)
+def test_parse_rejects_wrong_types(change: dict[str, Any], message: str) -> None:
+    with pytest.raises(ReportFormatError) as raised:
+        parse_report(json.dumps(dict(VALID, **change)), "2-5", 2, "x")
+    assert message in str(raised.value)
+    assert "community 2-5" in str(raised.value)
+
+
+def test_parse_names_every_missing_key() -> None:
+    data = {"title": "T", "summary": "S", "rating_explanation": "R"}
+    with pytest.raises(ReportFormatError, match="missing 'rating', 'findings'"):
+        parse_report(json.dumps(data), "0-1", 0, "x")
+
+
+def test_parse_rejects_output_without_json() -> None:
+    with pytest.raises(ReportFormatError, match="no JSON object"):
+        parse_report("I could not write a report.", "0-1", 0, "x")
+    with pytest.raises(ReportFormatError, match="no JSON object"):
+        parse_report('{"title": "cut off', "0-1", 0, "x")
+
+
+def test_report_json_round_trips() -> None:
+    original = parse_report(json.dumps(VALID), "0-1", 0, "x")
+    assert json.loads(original.to_json()) == VALID
+    assert parse_report(original.to_json(), "0-1", 0, "x") == original
+
+
+# --- extractive report ------------------------------------------------------------------------
+
+
+def extractive_context() -> ReportContext:
+    members = [
+        member(10, 9, excerpt_words=3, title="War Department records", node_type="recordGroup"),
+        member(11, 4, title="Maps of the Pacific", node_type="series"),
+        member(12, 2, title="Henry Stimson", node_type="person"),
+        member(13, 1, title="Letters", node_type="series"),
+        member(14, 0, title=None, node_type="item"),
+    ]
+    rels = [rel(10, 11, 13), rel(12, 11, 6, "creator"), rel(12, 13, 3, "creator")]
+    return build_context("0-3", 0, members, rels, [], token_budget=500, count_tokens=count_words)
+
+
+def test_extractive_rating_formula() -> None:
+    # size: 5*log10(6)/log10(1001) = 1.297 -> 1.3; degree: 5*log10(10)/log10(101) = 2.495 -> 2.5
+    assert extractive_rating(5, 9) == (3.8, 1.3, 2.5)
+    assert extractive_rating(0, 0) == (0.0, 0.0, 0.0)
+    assert extractive_rating(10**6, 10**4) == (10.0, 5.0, 5.0)
+
+
+def test_extractive_report_content() -> None:
+    result = extractive_report(extractive_context())
+    assert result.generated_by == "extractive"
+    assert result.title == "War Department records and 4 related records"
+    assert result.summary.startswith("Extractive summary:")
+    assert "groups 5 records linked by 3 relationships" in result.summary
+    assert "2 series, 1 item, 1 person, 1 recordGroup" in result.summary
+    assert 'Most central records: "War Department records" (recordGroup, degree 9)' in (
+        result.summary
+    )
+    assert "Most common relationship types: creator (2), Includes (1)." in result.summary
+    assert result.rating == 3.8
+    assert result.rating_explanation.startswith("Extractive rating 3.8 = size 1.3 (5 records)")
+    assert result.findings[0] == Finding(
+        "War Department records (recordGroup, degree 9)",
+        "w10x0 w10x1 w10x2 Source: https://catalog.archives.gov/id/10",
+    )
+    assert result.findings[4].summary == "Record 14 (item, degree 0)"
+    assert result.findings[5].summary == "m10 (10) -[Includes]-> m11 (11)"
+    assert len(result.findings) == 8
+
+
+def test_extractive_report_is_deterministic() -> None:
+    first = extractive_report(extractive_context())
+    second = extractive_report(extractive_context())
+    assert first == second
+    assert first.to_json() == second.to_json()
+
+
+def test_extractive_report_of_a_substituted_context_names_sub_reports() -> None:
+    context = build_context(
+        "1-0", 1, SUB_MEMBERS, SUB_RELS, [SMALL, LARGE], token_budget=40, count_tokens=count_words
+    )
+    result = extractive_report(context)
+    assert result.title == "m6 and 5 related records"
+    assert 'It draws on 2 sub-community reports, the largest being "T" (3 records).' in (
+        result.summary
+    )
+    assert result.findings[0] == Finding("Sub-community 0-b: T", "s")
+
+
+# --- generation -------------------------------------------------------------------------------
+
+
+class ScriptedLLM:
+    def __init__(self, replies: list[str]) -> None:
+        self.name = "fake"
+        self.model = "m1"
+        self.params: dict[str, Any] = {"temperature": 0.0}
+        self.replies = replies
+        self.prompts: list[str] = []
+
+    def complete(self, prompt: str) -> str:
+        self.prompts.append(prompt)
+        return self.replies[min(len(self.prompts), len(self.replies)) - 1]
+
+
+def test_generate_extractive_report_is_cached(tmp_path: Path) -> None:
+    context = extractive_context()
+    with GenerationCache(tmp_path / "c.sqlite") as cache:
+        first, first_cached = generate_report(context, ExtractiveLLM(), cache)
+        second, second_cached = generate_report(context, ExtractiveLLM(), cache)
+    assert (first_cached, second_cached) == (False, True)
+    assert first == second == extractive_report(context)
+
+
+def test_generate_retries_malformed_output_and_overwrites_the_cache(tmp_path: Path) -> None:
+    context = extractive_context()
+    llm = ScriptedLLM(["not json at all", "```json\n" + json.dumps(VALID) + "\n```"])
+    with GenerationCache(tmp_path / "c.sqlite") as cache:
+        result, cached = generate_report(context, llm, cache)
+        assert len(llm.prompts) == 2
+        assert llm.prompts[0] == llm.prompts[1] == format_report_prompt(context)
+        assert not cached
+        assert result.title == "Harbor records"
+        assert result.generated_by == "fake:m1"
+        assert (result.community_id, result.level) == ("0-3", 0)
+        # The valid output replaced the malformed one: the next run is a pure cache hit.
+        again, again_cached = generate_report(context, llm, cache)
+        assert again == result
+        assert again_cached
+        assert len(llm.prompts) == 2
+
+
+def test_generate_regenerates_a_malformed_cached_entry(tmp_path: Path) -> None:
+    context = extractive_context()
+    llm = ScriptedLLM([json.dumps(VALID)])
+    with GenerationCache(tmp_path / "c.sqlite") as cache:
+        cache.put(llm_cache_key(llm, format_report_prompt(context)), '{"title": "broken"}')
+        result, cached = generate_report(context, llm, cache)
+    assert not cached
+    assert result.title == "Harbor records"
+    assert len(llm.prompts) == 1
+
+
+def test_generate_gives_up_after_retries() -> None:
+    llm = ScriptedLLM(['{"title": "T"}'])
+    with pytest.raises(ReportFormatError) as raised:
+        generate_report(extractive_context(), llm, None, retries=2)
+    assert len(llm.prompts) == 3
+    assert "community 0-3" in str(raised.value)
+    assert "after 3 attempt(s)" in str(raised.value)
+    assert "missing 'summary'" in str(raised.value)
