@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from graph_assets.communities import graph_communities
+from graph_assets.communities import community_reports, graph_communities
 from graph_assets.evaluation import retrieval_evaluation
 from graph_assets.files import chunks, parsed_records, raw_jsonl
 from graph_assets.graph import (
@@ -25,7 +25,7 @@ KNOWLEDGE_GRAPH_ASSETS = [
     includes_relationships,
     authority_relationships,
 ]
-GRAPHRAG_ASSETS = [graph_communities]
+GRAPHRAG_ASSETS = [graph_communities, community_reports]
 ALL_ASSETS = [*KNOWLEDGE_GRAPH_ASSETS, *GRAPHRAG_ASSETS, retrieval_evaluation]
 
 defs = dg.Definitions(assets=ALL_ASSETS)

@@ -9,9 +9,10 @@ from graph_assets.graph import (
     NEO4J_RETRY,
     authority_relationships,
     includes_relationships,
+    text_embeddings,
 )
 from nara_kg import loading
-from resources import Neo4jResource
+from resources import EmbeddingModel, LLMResource, Neo4jResource, PipelinePaths
 
 
 @dg.asset(
@@ -62,5 +63,66 @@ def graph_communities(
             "records_in_a_community": result.members_with_community,
             "membership_added": result.write["added"],
             "membership_removed": result.write["removed"],
+        }
+    )
+
+
+REPORT_TOKEN_BUDGET = 1_200
+
+
+@dg.asset(
+    group_name=GROUP,
+    kinds={"python", "neo4j", "llm"},
+    owners=OWNERS,
+    deps=[graph_communities, text_embeddings],
+    retry_policy=NEO4J_RETRY,
+    description=(
+        "One report per community, finest level first (GraphRAG): members' titles, excerpts "
+        "and relationships ranked by degree within a token budget; an over-budget community "
+        "uses its sub-communities' reports, largest first. JSON {title, summary, rating, "
+        "rating_explanation, findings} on the Community node, with an embedding of title + "
+        "summary (vector index community_summaries). Generations are cached by prompt + model "
+        "+ parameters: an unchanged community is never regenerated."
+    ),
+)
+def community_reports(
+    context: dg.AssetExecutionContext,
+    neo4j: Neo4jResource,
+    llm: LLMResource,
+    embedding_model: EmbeddingModel,
+    paths: PipelinePaths,
+) -> dg.MaterializeResult:
+    from nara_kg.llm import GenerationCache, describe
+
+    generator = llm.get_llm()
+    paths.llm_cache_path.parent.mkdir(parents=True, exist_ok=True)
+    metadata: dict[str, Any] = {}
+    with GenerationCache(paths.llm_cache_path) as cache, timed(metadata):
+        result = loading.generate_community_reports(
+            neo4j.get_driver(),
+            neo4j.database,
+            generator,
+            cache,
+            embedding_model.get_embedder(),
+            token_budget=REPORT_TOKEN_BUDGET,
+            log=context.log.info,
+        )
+    context.log.info(
+        f"{result.communities} reports: {result.generated} generated, {result.cached} cached"
+    )
+    return dg.MaterializeResult(
+        metadata={
+            **metadata,
+            "generator": describe(generator),
+            "communities": result.communities,
+            "generated": result.generated,
+            "cached": result.cached,
+            "used_sub_reports": result.used_sub_reports,
+            "truncated_contexts": result.truncated,
+            "summaries_embedded": result.summaries_embedded,
+            "reports_per_level": counts_table(
+                {str(level): n for level, n in sorted(result.per_level.items())}, key="level"
+            ),
+            "preview": md_table(result.preview),
         }
     )

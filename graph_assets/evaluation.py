@@ -6,15 +6,17 @@ from typing import Any
 import dagster as dg
 
 from graph_assets.common import GROUP, OWNERS, md_table, timed
+from graph_assets.communities import community_reports
 from graph_assets.graph import (
     authority_relationships,
     includes_relationships,
     next_relationships,
     vector_index,
 )
-from nara_kg.evaluation import evaluate_local, load_questions
+from nara_kg.embedding import Embedder
+from nara_kg.evaluation import Question, evaluate_local, load_questions
 from nara_kg.search import local_search
-from resources import EmbeddingModel, Neo4jResource, PipelinePaths
+from resources import EmbeddingModel, LLMResource, Neo4jResource, PipelinePaths
 
 RETRIEVAL_THRESHOLDS_CHECK = "retrieval_meets_thresholds"
 MIN_HIT_AT_5 = 0.6
@@ -25,7 +27,13 @@ MIN_MRR_AT_10 = 0.4
     group_name=GROUP,
     kinds={"python", "neo4j"},
     owners=OWNERS,
-    deps=[vector_index, next_relationships, includes_relationships, authority_relationships],
+    deps=[
+        vector_index,
+        next_relationships,
+        includes_relationships,
+        authority_relationships,
+        community_reports,
+    ],
     check_specs=[
         dg.AssetCheckSpec(
             RETRIEVAL_THRESHOLDS_CHECK,
@@ -35,7 +43,9 @@ MIN_MRR_AT_10 = 0.4
     ],
     description=(
         "Runs the question file (JSONL: id, question, expected_naids, mode) through hybrid "
-        "local search and records hit@1, hit@5, MRR@10 and latency p50/p95."
+        "local search and records hit@1, hit@5, MRR@10 and latency p50/p95; global questions "
+        "go through global search over the community reports, recording whether an answer "
+        "was given and which communities supported it."
     ),
 )
 def retrieval_evaluation(
@@ -43,6 +53,7 @@ def retrieval_evaluation(
     neo4j: Neo4jResource,
     embedding_model: EmbeddingModel,
     paths: PipelinePaths,
+    llm: LLMResource,
 ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
     questions_path = paths.questions_path
     if not questions_path.exists():
@@ -63,6 +74,7 @@ def retrieval_evaluation(
         f"hit@1={report.hit_at_1:.3f} hit@5={report.hit_at_5:.3f} "
         f"mrr@10={report.mrr_at_10:.3f} p95={report.latency_ms_p95:.1f}ms over {report.n}"
     )
+    global_rows = _global_questions(questions, neo4j, embedder, llm, paths)
     passed = report.n > 0 and report.hit_at_5 >= MIN_HIT_AT_5 and report.mrr_at_10 >= MIN_MRR_AT_10
     yield dg.MaterializeResult(
         metadata={
@@ -74,7 +86,10 @@ def retrieval_evaluation(
             "mrr_at_10": dg.MetadataValue.float(round(report.mrr_at_10, 4)),
             "latency_ms_p50": dg.MetadataValue.float(round(report.latency_ms_p50, 2)),
             "latency_ms_p95": dg.MetadataValue.float(round(report.latency_ms_p95, 2)),
-            "skipped_questions": len(report.skipped),
+            "skipped_questions": len(report.skipped) - len(global_rows),
+            "global_questions": len(global_rows),
+            "global_answered": sum(1 for row in global_rows if row["answered"]),
+            "global_results": md_table(global_rows, limit=50),
             "per_question": md_table(
                 [
                     {k: q[k] for k in ("id", "question", "rank", "latency_ms")}
@@ -95,3 +110,40 @@ def retrieval_evaluation(
             "min_mrr_at_10": MIN_MRR_AT_10,
         },
     )
+
+
+def _global_questions(
+    questions: list[Question],
+    neo4j: Neo4jResource,
+    embedder: Embedder,
+    llm: LLMResource,
+    paths: PipelinePaths,
+) -> list[dict[str, Any]]:
+    from nara_kg.ask import ask
+    from nara_kg.llm import GenerationCache
+
+    rows: list[dict[str, Any]] = []
+    selected = [q for q in questions if q.mode == "global"]
+    if not selected:
+        return rows
+    with GenerationCache(paths.llm_cache_path) as cache:
+        for question in selected:
+            response = ask(
+                neo4j.get_driver(),
+                neo4j.database,
+                embedder,
+                llm.get_llm(),
+                cache,
+                question.question,
+                mode="global",
+            )
+            rows.append(
+                {
+                    "id": question.id,
+                    "question": question.question,
+                    "answered": not response["refused"],
+                    "communities": ", ".join(response["communities"]),
+                    "latency_ms": response["latency_ms"],
+                }
+            )
+    return rows

@@ -42,6 +42,8 @@ def graph_nodes(
             "nodes_written": result.written,
             "nodes_unchanged": result.unchanged,
             "nodes_deleted": result.deleted,
+            "records_written": result.records_written,
+            "records_removed": result.records_removed,
             "written_by_type": counts_table(result.written_by_type),
             "graph_counts": counts_table(counts, key="type.measure"),
         }

@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import click
 
@@ -74,9 +74,18 @@ def _ensure_server() -> None:
     default=None,
     help="Input export folder (default: NARA_DATA_DIR, else the demo data).",
 )
+@click.option(
+    "--full",
+    is_flag=True,
+    help="Rebuild from scratch: drop the working data and the graph's nodes first.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON summary.")
-def build(data_dir: Path | None, as_json: bool) -> None:
-    """Materialize every knowledge-graph asset in process (the Definitions the UI uses)."""
+def build(data_dir: Path | None, full: bool, as_json: bool) -> None:
+    """Materialize every asset in process (the Definitions the UI uses).
+
+    Incremental when a graph exists: unchanged files, chunks and relationships are skipped.
+    Exits non-zero when the run fails, a blocking check included.
+    """
     if data_dir is not None:
         os.environ["NARA_DATA_DIR"] = str(data_dir.resolve())
     _dagster_home()
@@ -88,44 +97,85 @@ def build(data_dir: Path | None, as_json: bool) -> None:
     from graph_assets.common import materialization_metadata
     from resources import resource_defs
 
+    resources = resource_defs()
+    if full:
+        _wipe_for_full_rebuild(resources)
     result = dg.materialize(
-        ALL_ASSETS,
-        resources=resource_defs(),
+        [*ALL_ASSETS, *_asset_checks()],
+        resources=resources,
         instance=dg.DagsterInstance.get(),
         raise_on_error=False,
-        tags={"dagster/from": "nara-kg build"},
+        tags={
+            "dagster/from": "nara-kg build",
+            "nara_kg/rebuild": "full" if full else "incremental",
+        },
     )
+    assets = materialization_metadata(result)
+    parsed = assets.get("parsed_records", {})
+    nodes = assets.get("graph_nodes", {})
     summary: dict[str, Any] = {
         "success": result.success,
         "run_id": result.run_id,
         "data_dir": os.environ["NARA_DATA_DIR"],
-        "assets": {},
-        "checks_failed": [],
+        "full": full,
+        "files_processed": parsed.get("files_parsed", 0),
+        "files_skipped": parsed.get("files_skipped_unchanged", 0),
+        "records_loaded": nodes.get("records_written", 0),
+        "records_removed": nodes.get("records_removed", 0),
+        "lines_rejected": parsed.get("lines_rejected", 0),
+        "rejects_path": parsed.get("rejects_path"),
+        "checks_failed": sorted(
+            evaluation.check_name
+            for evaluation in result.get_asset_check_evaluations()
+            if not evaluation.passed
+        ),
+        "assets": {
+            asset: {
+                key: value
+                for key, value in values.items()
+                if isinstance(value, int | float | str) and not isinstance(value, bool)
+            }
+            for asset, values in assets.items()
+        },
     }
-    for asset, values in materialization_metadata(result).items():
-        summary["assets"][asset] = {
-            key: value
-            for key, value in values.items()
-            if isinstance(value, int | float | str) and not isinstance(value, bool)
-        }
-    summary["checks_failed"] = sorted(
-        evaluation.check_name
-        for evaluation in result.get_asset_check_evaluations()
-        if not evaluation.passed
-    )
+    if not result.success:
+        summary["failed_steps"] = [
+            event.step_key for event in result.all_events if event.is_step_failure
+        ]
     if as_json:
         click.echo(json.dumps(summary, indent=2, default=str))
     else:
         for key, values in summary["assets"].items():
             shown = {k: v for k, v in values.items() if k != "data_dir"}
             click.echo(f"{key:26} {json.dumps(shown, default=str)[:200]}")
-        click.echo(
-            "build " + ("succeeded" if result.success else "FAILED") + f" (run {result.run_id})"
-        )
+        status = "succeeded" if result.success else "FAILED"
+        click.echo(f"build {status} (run {result.run_id})")
         if summary["checks_failed"]:
             click.echo(f"checks failed: {', '.join(summary['checks_failed'])}")
     if not result.success:
         sys.exit(1)
+
+
+def _asset_checks() -> list[Any]:
+    """The quality package's checks, so that `build` runs what the UI's jobs run."""
+    import quality
+
+    return list(getattr(quality, "ASSET_CHECKS", []))
+
+
+def _wipe_for_full_rebuild(resources: dict[str, Any]) -> None:
+    import shutil
+
+    from nara_kg.graph.connection import open_driver
+    from nara_kg.graph.nodes import delete_knowledge_graph
+
+    work = Path(os.environ["NARA_KG_WORK_DIR"]).resolve()
+    if work.exists():
+        shutil.rmtree(work)
+    settings = Neo4jSettings.from_env()
+    with open_driver(settings) as driver:
+        delete_knowledge_graph(driver, settings.database)
+    click.echo(f"full rebuild: removed {work} and the graph's nodes", err=True)
 
 
 def _driver_and_embedder() -> tuple[Any, str, Any]:
@@ -204,6 +254,69 @@ def evaluate(questions: Path, as_json: bool) -> None:
         return
     for key in ("n", "hit_at_1", "hit_at_5", "mrr_at_10", "latency_ms_p50", "latency_ms_p95"):
         click.echo(f"{key:16} {report[key]}")
+
+
+def _llm_from_env() -> Any:
+    from resources import LLMResource
+
+    return LLMResource(
+        backend=os.environ["NARA_KG_LLM_BACKEND"],
+        model=os.environ["NARA_KG_LLM_MODEL"],
+        base_url=os.environ["NARA_KG_LLM_BASE_URL"],
+        api_key=os.environ["NARA_KG_LLM_API_KEY"],
+    ).get_llm()
+
+
+@main.command("ask")
+@click.argument("question")
+@click.option(
+    "--mode",
+    type=click.Choice(["local", "global", "auto"]),
+    default="auto",
+    show_default=True,
+    help="local: records found by hybrid search; global: community reports; auto: decide.",
+)
+@click.option("--k", default=5, show_default=True, help="Records retrieved for local answers.")
+@click.option("--level", type=int, default=None, help="Community level for global search.")
+@click.option("--json", "as_json", is_flag=True, help="Print the answer with its provenance.")
+def ask_command(question: str, mode: str, k: int, level: int | None, as_json: bool) -> None:
+    """Answer a question (or list records) from the graph, with the provenance subgraph."""
+    from nara_kg.ask import Mode, ask
+    from nara_kg.llm import GenerationCache
+
+    driver, database, embedder = _driver_and_embedder()
+    cache_path = Path(os.environ["NARA_KG_WORK_DIR"]) / "llm_cache.sqlite"
+    cache_path.parent.mkdir(parents=True, exist_ok=True)
+    with driver, GenerationCache(cache_path) as cache:
+        response = ask(
+            driver,
+            database,
+            embedder,
+            _llm_from_env(),
+            cache,
+            question,
+            mode=cast(Mode, mode),
+            k=k,
+            level=level,
+        )
+    if as_json:
+        click.echo(json.dumps(response, indent=2, ensure_ascii=False, default=str))
+        return
+    click.echo(
+        f"[{response['request_type']} via {response['classification_method']}; "
+        f"{response['mode']} search; {response['method']}]"
+    )
+    if response.get("answer"):
+        click.echo(response["answer"])
+    for rank, record in enumerate(response.get("records") or [], start=1):
+        click.echo(f"{rank}. [{record['type']}] {record['title']}  {record['source']}")
+    if response["mode"] == "global":
+        click.echo(f"communities: {', '.join(response['communities']) or '-'}")
+    provenance = response["provenance"]
+    click.echo(
+        f"(provenance: {len(provenance['nodes'])} nodes, "
+        f"{len(provenance['relationships'])} relationships; --json for all)"
+    )
 
 
 @main.command()

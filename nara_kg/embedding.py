@@ -52,7 +52,12 @@ class Embedder:
             # Belt and braces: the library must never reach for a hub from here.
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
             from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as transformers_logging
+
+            # Weight-loading progress bars would land in every run log and CLI output.
+            transformers_logging.disable_progress_bar()
 
             kwargs: dict[str, Any] = {"device": self.device}
             if self.backend != "torch":

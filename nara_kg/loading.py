@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from neo4j import Driver
+
 from nara_kg import edges as edge_rules
 from nara_kg.embedding import Embedder
 from nara_kg.graph import embeddings as embedding_cypher
@@ -20,8 +22,7 @@ from nara_kg.graph import nodes as node_cypher
 from nara_kg.graph.relationships import SyncResult, sync_edges
 from nara_kg.layout import WorkLayout
 from nara_kg.pipeline import iter_chunks, read_aliases, record_links
-from nara_kg.schema import AUTHORITY_RELATIONSHIPS, Rel
-from neo4j import Driver
+from nara_kg.schema import AUTHORITY_RELATIONSHIPS, Prop, Rel
 
 Log = Callable[[str], None]
 
@@ -36,6 +37,8 @@ class NodeSyncResult:
     written: int = 0
     unchanged: int = 0
     deleted: int = 0
+    records_written: int = 0
+    records_removed: int = 0
     written_by_type: Counter[str] = field(default_factory=Counter)
 
 
@@ -65,6 +68,8 @@ def sync_nodes(
             continue
         props = json.loads(row["props"])
         props[node_cypher.ROW_HASH] = row["rowHash"]
+        if props[Prop.CHUNK_SEQ_ID] == 0:
+            result.records_written += 1
         batch = pending.setdefault(row["nodeType"], [])
         batch.append({"props": props, "embed": row["embed"]})
         if len(batch) >= flush_at:
@@ -73,6 +78,7 @@ def sync_nodes(
     for node_type in list(pending):
         flush(node_type)
     stale = [chunk_id for chunk_id in existing if chunk_id not in desired_ids]
+    result.records_removed = sum(1 for chunk_id in stale if chunk_id.endswith("-0"))
     if stale:
         result.deleted = node_cypher.delete_chunks(driver, database, stale)
         log(f"deleted {result.deleted} chunk nodes no longer in the input")
@@ -195,3 +201,151 @@ def detect_communities(driver: Driver, database: str, gds: Any) -> CommunityResu
         members_with_community=len(hierarchy.finest),
         write=written,
     )
+
+
+@dataclass
+class ReportRunResult:
+    communities: int = 0
+    generated: int = 0
+    cached: int = 0
+    used_sub_reports: int = 0
+    truncated: int = 0
+    summaries_embedded: int = 0
+    per_level: Counter[int] = field(default_factory=Counter)
+    preview: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _excerpt(text: str | None, limit: int = 300) -> str | None:
+    """The body of a chunk without its search header (the header only repeats the title)."""
+    if not text:
+        return None
+    body = text.split("\n\n", 1)[1] if "\n\n" in text else ""
+    body = " ".join(body.split())
+    return body[:limit] or None
+
+
+def generate_community_reports(
+    driver: Driver,
+    database: str,
+    llm: Any,
+    cache: Any,
+    embedder: Embedder,
+    *,
+    token_budget: int,
+    log: Log = _quiet,
+) -> ReportRunResult:
+    """One report per community, finest level first, so that a coarser community whose members
+    do not fit the budget can use its sub-communities' reports instead."""
+    import hashlib
+
+    from nara_kg.graph import reports as report_cypher
+    from nara_kg.llm import describe
+    from nara_kg.reports import (
+        CommunityReport,
+        MemberInfo,
+        RelationshipInfo,
+        SubReport,
+        build_context,
+        generate_report,
+    )
+
+    result = ReportRunResult()
+    done: dict[str, tuple[CommunityReport, int, frozenset[int]]] = {}
+    rows: list[dict[str, Any]] = []
+    communities = report_cypher.communities(driver, database)
+    generator = describe(llm)
+    for position, community in enumerate(communities, start=1):
+        members = report_cypher.members(driver, database, community["id"])
+        member_infos = [
+            MemberInfo(
+                na_id=int(m["naId"]),
+                title=m["title"],
+                node_type=m["nodeType"] or "record",
+                degree=int(m["degree"]),
+                excerpt=_excerpt(m["text"]),
+                source=m["source"],
+            )
+            for m in members
+        ]
+        na_ids = sorted(info.na_id for info in member_infos)
+        relationship_infos = [
+            RelationshipInfo(
+                source_na_id=int(r["source"]),
+                target_na_id=int(r["target"]),
+                rel_type=r["type"],
+                source_title=r["sourceTitle"],
+                target_title=r["targetTitle"],
+                degree=int(r["degree"]),
+            )
+            for r in report_cypher.relationships(driver, database, na_ids)
+        ]
+        sub_reports = [
+            SubReport(child, done[child][1], done[child][0], done[child][2])
+            for child in community["children"]
+            if child in done
+        ]
+        context = build_context(
+            community["id"],
+            int(community["level"]),
+            member_infos,
+            relationship_infos,
+            sub_reports,
+            token_budget=token_budget,
+            count_tokens=embedder.count_tokens,
+        )
+        report, was_cached = generate_report(context, llm, cache)
+        done[community["id"]] = (report, len(na_ids), frozenset(na_ids))
+        result.communities += 1
+        result.cached += int(was_cached)
+        result.generated += int(not was_cached)
+        result.used_sub_reports += int(context.used_sub_reports)
+        result.truncated += int(context.truncated)
+        result.per_level[int(community["level"])] += 1
+        context_key = hashlib.sha256(f"{generator}\n{context.text}".encode()).hexdigest()[:16]
+        rows.append(
+            {
+                "id": community["id"],
+                "title": report.title,
+                "summary": report.summary,
+                "rating": float(report.rating),
+                "rating_explanation": report.rating_explanation,
+                "findings": json.dumps(
+                    [{"summary": f.summary, "explanation": f.explanation} for f in report.findings],
+                    ensure_ascii=False,
+                ),
+                "report": report.to_json(),
+                "generatedBy": report.generated_by,
+                "contextKey": context_key,
+            }
+        )
+        if len(result.preview) < 15:
+            result.preview.append(
+                {
+                    "id": community["id"],
+                    "size": len(na_ids),
+                    "title": report.title,
+                    "rating": report.rating,
+                }
+            )
+        if position % 50 == 0:
+            log(f"reports: {position}/{len(communities)} ({result.cached} from cache)")
+    report_cypher.write_reports(driver, database, rows)
+
+    report_cypher.ensure_summary_index(driver, database, embedder.dimension)
+    pending = list(report_cypher.pending_summary_embeddings(driver, database, embedder.key))
+    if pending:
+        vectors = embedder.encode([row["text"] for row in pending])
+        report_cypher.write_summary_embeddings(
+            driver,
+            database,
+            [
+                {
+                    "id": row["id"],
+                    "vector": [float(x) for x in vector],
+                    "key": f"{embedder.key}|{row['key']}",
+                }
+                for row, vector in zip(pending, vectors, strict=True)
+            ],
+        )
+    result.summaries_embedded = len(pending)
+    return result

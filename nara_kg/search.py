@@ -18,8 +18,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from nara_kg.graph import search as cypher
 from neo4j import Driver
+
+from nara_kg.graph import search as cypher
 
 RRF_K = 10
 #: Candidates fetched from each index per requested result: chunks of one record collapse into

@@ -75,6 +75,12 @@ def env_defaults() -> dict[str, str]:
         "NARA_KG_EMBEDDING_MODEL": "all-MiniLM-L6-v2",
         "NARA_KG_EMBEDDING_BACKEND": "torch",
         "NARA_KG_QUESTIONS": "",
+        # Community reports, answers and global search: "extractive" needs no model;
+        # "openai" is any OpenAI-compatible endpoint; "transformers" a local model directory.
+        "NARA_KG_LLM_BACKEND": "extractive",
+        "NARA_KG_LLM_MODEL": "",
+        "NARA_KG_LLM_BASE_URL": "",
+        "NARA_KG_LLM_API_KEY": "",
     }
 
 

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 import dagster as dg
+from neo4j import Driver
 from pydantic import PrivateAttr
 
 from nara_kg.embedding import DEFAULT_MODEL, Embedder
 from nara_kg.graph.connection import open_driver
 from nara_kg.layout import WorkLayout
 from nara_kg.settings import LOCAL_DEFAULT_PASSWORD, Neo4jSettings
-from neo4j import Driver
 
 
 class Neo4jResource(dg.ConfigurableResource):
@@ -29,6 +30,9 @@ class Neo4jResource(dg.ConfigurableResource):
     def settings(self) -> Neo4jSettings:
         return Neo4jSettings.from_env(
             {
+                # The local port of the managed server (NARA_KG_BOLT_PORT) still comes from
+                # the run's environment; the connection fields come from this resource.
+                **os.environ,
                 "NEO4J_URI": self.uri,
                 "NEO4J_USERNAME": self.username,
                 "NEO4J_PASSWORD": self.password,
@@ -90,6 +94,47 @@ class EmbeddingModel(dg.ConfigurableResource):
         return self._embedder
 
 
+LLM_BACKENDS = ("extractive", "openai", "transformers")
+
+
+class LLMResource(dg.ConfigurableResource):
+    """Text generation for community reports, answers and global search."""
+
+    backend: str = "extractive"
+    model: str = ""
+    base_url: str = ""
+    api_key: str = ""
+    timeout_s: float = 60.0
+    max_retries: int = 4
+    max_concurrency: int = 4
+    temperature: float = 0.0
+
+    def get_llm(self) -> Any:
+        from nara_kg import llm
+
+        if self.backend == "extractive":
+            return llm.ExtractiveLLM()
+        if self.backend == "openai":
+            if not self.base_url or not self.model:
+                raise dg.Failure(
+                    "the openai backend needs NARA_KG_LLM_BASE_URL and NARA_KG_LLM_MODEL"
+                )
+            return llm.OpenAICompatibleLLM(
+                self.base_url,
+                self.model,
+                self.api_key or None,
+                timeout_s=self.timeout_s,
+                max_retries=self.max_retries,
+                max_concurrency=self.max_concurrency,
+                temperature=self.temperature,
+            )
+        if self.backend == "transformers":
+            if not self.model:
+                raise dg.Failure("the transformers backend needs NARA_KG_LLM_MODEL (a local path)")
+            return llm.TransformersLLM(self.model, temperature=self.temperature)
+        raise dg.Failure(f"unknown LLM backend {self.backend!r}; use one of {LLM_BACKENDS}")
+
+
 class PipelinePaths(dg.ConfigurableResource):
     """Where the input export is read from and where the stages keep their Parquet."""
 
@@ -104,6 +149,11 @@ class PipelinePaths(dg.ConfigurableResource):
     @property
     def layout(self) -> WorkLayout:
         return WorkLayout(Path(self.work_dir).expanduser().resolve())
+
+    @property
+    def llm_cache_path(self) -> Path:
+        """Generations are cached beside the work data, so a rebuild reuses them."""
+        return self.layout.root / "llm_cache.sqlite"
 
     @property
     def questions_path(self) -> Path:
@@ -123,6 +173,12 @@ def resource_defs() -> dict[str, Any]:
         "embedding_model": EmbeddingModel(
             model=dg.EnvVar("NARA_KG_EMBEDDING_MODEL"),
             backend=dg.EnvVar("NARA_KG_EMBEDDING_BACKEND"),
+        ),
+        "llm": LLMResource(
+            backend=dg.EnvVar("NARA_KG_LLM_BACKEND"),
+            model=dg.EnvVar("NARA_KG_LLM_MODEL"),
+            base_url=dg.EnvVar("NARA_KG_LLM_BASE_URL"),
+            api_key=dg.EnvVar("NARA_KG_LLM_API_KEY"),
         ),
         "paths": PipelinePaths(
             data_dir=dg.EnvVar("NARA_DATA_DIR"),

@@ -10,7 +10,7 @@ import dagster as dg
 from graph_assets import ALL_ASSETS
 from graph_assets.common import materialization_metadata
 from nara_kg.settings import Neo4jSettings
-from resources import EmbeddingModel, Neo4jResource, PipelinePaths
+from resources import EmbeddingModel, LLMResource, Neo4jResource, PipelinePaths
 
 
 def wipe(driver: Any) -> None:
@@ -31,6 +31,7 @@ def materialize(
             database=settings.database,
         ),
         "embedding_model": EmbeddingModel(),
+        "llm": LLMResource(),
         "paths": PipelinePaths(
             data_dir=str(data_dir),
             work_dir=str(work_dir),

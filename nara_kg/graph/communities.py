@@ -7,11 +7,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from graphdatascience import GraphDataScience
+from neo4j import Driver
 
 from nara_kg.communities import Hierarchy
 from nara_kg.graph.batches import read_all, write_batches, write_one
 from nara_kg.schema import AUTHORITY_RELATIONSHIPS, Label, Prop, Rel
-from neo4j import Driver
 
 PROJECTION = "nara_kg_communities"
 #: Fixed seed and a single thread: Leiden is then deterministic, so the same graph gives the
@@ -34,10 +34,14 @@ _REL_PATTERN = "|".join(COMMUNITY_RELATIONSHIPS)
 
 #: First chunks only (one node per record, stub or authority); undirected, unweighted: an
 #: Includes or a reference says "these belong together" with no strength to weigh. The naId
-#: rides along as a node property so results map back without a lookup per node.
+#: rides along as a node property so results map back without a lookup per node. Rows are
+#: sorted by naId so GDS numbers the nodes in the same order whatever the store's internal ids
+#: are: Leiden's seeded randomness then sees the same graph after an incremental update as after
+#: a rebuild from scratch.
 PROJECT = f"""
 MATCH (source:{Label.CHUNK} {{{Prop.CHUNK_SEQ_ID}: 0}})
 OPTIONAL MATCH (source)-[r:{_REL_PATTERN}]->(target:{Label.CHUNK} {{{Prop.CHUNK_SEQ_ID}: 0}})
+WITH source, target ORDER BY source.{Prop.NA_ID}, target.{Prop.NA_ID}
 RETURN gds.graph.project(
     $graph_name, source, target,
     {{sourceNodeProperties: {{naId: source.{Prop.NA_ID}}},

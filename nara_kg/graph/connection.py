@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from nara_kg.settings import Neo4jSettings
 from neo4j import Driver, GraphDatabase
+
+from nara_kg.settings import Neo4jSettings
 
 
 def open_driver(settings: Neo4jSettings) -> Driver:

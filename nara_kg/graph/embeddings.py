@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from neo4j import Driver
+
 from nara_kg.graph.batches import write_batches
 from nara_kg.schema import Label, Prop
-from neo4j import Driver
 
 
 def embedding_key(model_key: str, text_hash: str) -> str:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from neo4j import Driver
+
 from nara_kg.graph.batches import write_batches, write_one
 from nara_kg.schema import (
     CHUNK_ID_CONSTRAINT,
@@ -14,7 +16,6 @@ from nara_kg.schema import (
     Prop,
     checked_label,
 )
-from neo4j import Driver
 
 #: Properties that the node writer must carry over: they are produced by later assets.
 PRESERVED_PROPERTIES: tuple[str, ...] = (Prop.EMBEDDING, Prop.EMBEDDING_KEY)
@@ -99,3 +100,13 @@ def iter_type_groups(rows: Iterable[dict[str, Any]]) -> Iterator[tuple[str, list
     for row in rows:
         groups.setdefault(row["props"][Prop.NODE_TYPE], []).append(row)
     yield from groups.items()
+
+
+def delete_knowledge_graph(driver: Driver, database: str) -> None:
+    """Remove every node this platform owns (chunks and communities), in batches."""
+    with driver.session(database=database) as session:
+        for label in (Label.CHUNK, Label.COMMUNITY):
+            session.run(
+                f"MATCH (n:{checked_label(label)}) "
+                "CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS"
+            ).consume()

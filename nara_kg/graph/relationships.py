@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from neo4j import Driver
+
 from nara_kg.edges import Edge
 from nara_kg.graph.batches import write_batches
 from nara_kg.schema import Label, Prop, checked_relationship
-from neo4j import Driver
 
 
 @dataclass(frozen=True)

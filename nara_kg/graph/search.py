@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from neo4j import Driver
+
 from nara_kg.graph.batches import read_all
 from nara_kg.schema import (
     AUTHORITY_RELATIONSHIPS,
@@ -17,7 +19,6 @@ from nara_kg.schema import (
     Label,
     Prop,
 )
-from neo4j import Driver
 
 VECTOR_CANDIDATES = f"""
 CALL db.index.vector.queryNodes('{VECTOR_INDEX}', $k, $vector) YIELD node, score

@@ -150,6 +150,11 @@ def test_second_run_changes_nothing(built: dict[str, Any]) -> None:
     for asset in ("next_relationships", "includes_relationships", "authority_relationships"):
         meta = metadata_of(second, asset)
         assert meta["added"] == 0 and meta["removed"] == 0, asset
+    communities = metadata_of(second, "graph_communities")
+    assert (communities["membership_added"], communities["membership_removed"]) == (0, 0)
+    reports = metadata_of(second, "community_reports")
+    assert reports["generated"] == 0 and reports["cached"] == reports["communities"] > 0
+    assert reports["summaries_embedded"] == 0
 
 
 def test_demo_questions_are_answered(built: dict[str, Any]) -> None:
@@ -161,3 +166,36 @@ def test_demo_questions_are_answered(built: dict[str, Any]) -> None:
     assert evaluation["n"] == sum(
         1 for q in questions if q["mode"] != "global" and q["expected_naids"]
     )
+
+
+def test_communities_and_reports(built: dict[str, Any], neo4j_driver: Any) -> None:
+    first = metadata_of(built["first"], "graph_communities")
+    assert first["communities"] > 0 and first["levels"] >= 1
+    reports = metadata_of(built["first"], "community_reports")
+    assert reports["communities"] == first["communities"]
+    assert reports["generator"].startswith("extractive")
+    # Every community has a report, with its summary embedded.
+    assert (
+        scalar(
+            neo4j_driver,
+            "MATCH (c:Community) WHERE c.report IS NULL OR c.summaryEmbedding IS NULL "
+            "RETURN count(c)",
+        )
+        == 0
+    )
+    report = json.loads(scalar(neo4j_driver, "MATCH (c:Community) RETURN c.report LIMIT 1"))
+    assert set(report) == {"title", "summary", "rating", "rating_explanation", "findings"}
+    assert report["summary"].startswith("Extractive summary:")
+    # Most records belong to a community; members point at level-0 or higher communities only.
+    in_community = scalar(
+        neo4j_driver, "MATCH (c:Chunk {chunkSeqId: 0})-[:IN_COMMUNITY]->() RETURN count(c)"
+    )
+    assert in_community > 0.5 * scalar(
+        neo4j_driver, "MATCH (c:Chunk {chunkSeqId: 0}) RETURN count(c)"
+    )
+
+
+def test_global_questions_are_evaluated(built: dict[str, Any]) -> None:
+    evaluation = metadata_of(built["first"], "retrieval_evaluation")
+    assert evaluation["global_questions"] >= 1
+    assert evaluation["global_answered"] >= 1

@@ -1,0 +1,221 @@
+"""`ask`: classify a request, answer it from the graph (local or global), and return the
+provenance subgraph of what the answer used (seed 004)."""
+
+from __future__ import annotations
+
+import itertools
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from neo4j import Driver
+
+from nara_kg.answering import (
+    AnswerContext,
+    answer_question,
+    classify_request,
+    global_search,
+)
+from nara_kg.embedding import Embedder
+from nara_kg.graph import reports as report_cypher
+from nara_kg.llm import LLM, GenerationCache
+from nara_kg.reports import parse_report
+from nara_kg.schema import Rel
+from nara_kg.search import SearchHit, local_search
+
+Mode = Literal["local", "global", "auto"]
+
+#: Questions about the collection as a whole go to global search in `auto` mode: they ask for
+#: themes across many records, which no handful of retrieved chunks can answer.
+_GLOBAL_CUES = re.compile(
+    r"\b(main|major|overall|common|recurring|key)\s+(themes?|topics?|subjects?|issues?)\b|"
+    r"\b(overview|summari[sz]e|in general|across the (collection|records|archive))\b|"
+    r"\bwhat (kinds?|sorts?|types?) of\b",
+    re.IGNORECASE,
+)
+GLOBAL_BATCH_TOKENS = 2_000
+GLOBAL_REDUCE_TOKENS = 2_000
+#: Most central members shown per supporting community (a community can hold thousands).
+PROVENANCE_MEMBERS = 5
+
+
+def choose_mode(question: str, mode: Mode) -> Literal["local", "global"]:
+    if mode != "auto":
+        return mode
+    return "global" if _GLOBAL_CUES.search(question) else "local"
+
+
+@dataclass
+class Provenance:
+    nodes: list[dict[str, Any]] = field(default_factory=list)
+    relationships: list[dict[str, Any]] = field(default_factory=list)
+    _seen: set[str] = field(default_factory=set, repr=False)
+
+    def node(self, key: str, **data: Any) -> None:
+        if key not in self._seen:
+            self._seen.add(key)
+            self.nodes.append({"id": key, **data})
+
+    def link(self, source: str, rel: str, target: str) -> None:
+        edge = {"source": source, "type": rel, "target": target}
+        if edge not in self.relationships:
+            self.relationships.append(edge)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"nodes": self.nodes, "relationships": self.relationships}
+
+
+def _record_key(na_id: Any) -> str:
+    return f"record:{na_id}"
+
+
+def local_provenance(hits: list[SearchHit], used: set[int]) -> Provenance:
+    """The hit records, their hierarchy (Includes) and authorities, as seed 004's subgraph."""
+    provenance = Provenance()
+    for hit in hits:
+        # The hit first: it is also the last node of its own hierarchy path.
+        provenance.node(
+            _record_key(hit.naId),
+            naId=hit.naId,
+            title=hit.title,
+            type=hit.type,
+            source=hit.source,
+            role="answer" if hit.naId in used else "retrieved",
+            score=hit.score,
+        )
+        for node in hit.hierarchy:
+            provenance.node(
+                _record_key(node["naId"]),
+                naId=node["naId"],
+                title=node.get("title"),
+                type=node.get("levelOfDescription") or node.get("recordType"),
+                source=node.get("source"),
+                role="hierarchy",
+            )
+        for parent, child in itertools.pairwise(hit.hierarchy):
+            provenance.link(_record_key(parent["naId"]), Rel.INCLUDES, _record_key(child["naId"]))
+        for authority in hit.authorities:
+            provenance.node(
+                _record_key(authority["naId"]),
+                naId=authority["naId"],
+                title=authority.get("heading"),
+                type=authority.get("authorityType"),
+                source=authority.get("source"),
+                role="authority",
+            )
+            provenance.link(
+                _record_key(authority["naId"]), authority["relationship"], _record_key(hit.naId)
+            )
+    return provenance
+
+
+def _hit_record(hit: SearchHit) -> dict[str, Any]:
+    record = hit.to_dict()
+    record.pop("text", None)
+    return record
+
+
+def ask(
+    driver: Driver,
+    database: str,
+    embedder: Embedder,
+    llm: LLM,
+    cache: GenerationCache | None,
+    question: str,
+    *,
+    mode: Mode = "auto",
+    k: int = 5,
+    level: int | None = None,
+) -> dict[str, Any]:
+    started = time.perf_counter()
+    kind, classification_method = classify_request(question, llm, cache)
+    chosen = "local" if kind == "show_records" else choose_mode(question, mode)
+    response: dict[str, Any] = {
+        "question": question,
+        "request_type": kind,
+        "classification_method": classification_method,
+        "mode": chosen,
+    }
+    if chosen == "local":
+        hits = local_search(driver, database, embedder.encode, question, k=k).hits
+        if kind == "show_records":
+            response.update(
+                answer=None,
+                refused=not hits,
+                method="show_records",
+                records=[_hit_record(hit) for hit in hits],
+                provenance=local_provenance(hits, {h.naId for h in hits}).to_dict(),
+            )
+        else:
+            contexts = [
+                AnswerContext(na_id=h.naId, title=h.title, text=h.text, source=h.source)
+                for h in hits
+            ]
+            answer = answer_question(question, contexts, llm, cache)
+            response.update(
+                answer=answer.text,
+                refused=answer.refused,
+                method=answer.method,
+                records=[_hit_record(hit) for hit in hits],
+                provenance=local_provenance(hits, set(answer.used_na_ids)).to_dict(),
+            )
+    else:
+        levels = report_cypher.report_levels(driver, database)
+        if not levels:
+            raise RuntimeError("no community reports in the graph: materialize community_reports")
+        use_level = level if level is not None else max(levels)
+        rows = report_cypher.reports(driver, database, use_level)
+        reports = [
+            parse_report(row["report"], row["id"], int(row["level"]), row["generatedBy"] or "")
+            for row in rows
+        ]
+        result = global_search(
+            question,
+            reports,
+            llm,
+            cache,
+            batch_token_budget=GLOBAL_BATCH_TOKENS,
+            count_tokens=embedder.count_tokens,
+            reduce_token_budget=GLOBAL_REDUCE_TOKENS,
+        )
+        provenance = Provenance()
+        by_id = {report.community_id: report for report in reports}
+        for point in result.points_used:
+            for community_id in point.community_id.split(","):
+                report = by_id.get(community_id)
+                if report is None:
+                    continue
+                community_key = f"community:{community_id}"
+                provenance.node(
+                    community_key,
+                    communityId=community_id,
+                    level=report.level,
+                    title=report.title,
+                    role="answer",
+                )
+                members = sorted(
+                    report_cypher.members(driver, database, community_id),
+                    key=lambda m: (-int(m["degree"]), int(m["naId"])),
+                )
+                for member in members[:PROVENANCE_MEMBERS]:
+                    provenance.node(
+                        _record_key(member["naId"]),
+                        naId=member["naId"],
+                        title=member["title"],
+                        type=member["nodeType"],
+                        source=member["source"],
+                        role="community member",
+                    )
+                    provenance.link(_record_key(member["naId"]), Rel.IN_COMMUNITY, community_key)
+        response.update(
+            answer=result.text,
+            refused=result.refused,
+            method=result.method,
+            level=use_level,
+            communities=list(result.communities),
+            points=[asdict(point) for point in result.points_used],
+            provenance=provenance.to_dict(),
+        )
+    response["latency_ms"] = round((time.perf_counter() - started) * 1000.0, 1)
+    return response

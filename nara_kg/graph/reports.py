@@ -1,0 +1,125 @@
+"""Reading community context for reports, and storing reports on Community nodes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from neo4j import Driver
+
+from nara_kg.graph.batches import read_all, write_batches, write_one
+from nara_kg.graph.communities import COMMUNITY_RELATIONSHIPS
+from nara_kg.schema import Label, Prop, Rel
+
+SUMMARY_INDEX = "community_summaries"
+SUMMARY_EMBEDDING = "summaryEmbedding"
+_RELS = "|".join(COMMUNITY_RELATIONSHIPS)
+
+COMMUNITIES = f"""
+MATCH (c:{Label.COMMUNITY})
+OPTIONAL MATCH (child:{Label.COMMUNITY})-[:{Rel.IN_COMMUNITY}]->(c)
+RETURN c.id AS id, c.level AS level, c.size AS size, c.memberHash AS memberHash,
+       c.reportContextKey AS reportContextKey, collect(child.id) AS children
+ORDER BY c.level, c.id
+"""
+
+#: Every record under a community, directly or through its sub-communities, with its degree
+#: in the projected graph (Includes + authority relationships), as GraphRAG ranks by degree.
+MEMBERS = f"""
+MATCH (c:{Label.COMMUNITY} {{id: $id}})
+MATCH (m:{Label.CHUNK})-[:{Rel.IN_COMMUNITY}*1..12]->(c)
+RETURN m.{Prop.NA_ID} AS naId, coalesce(m.{Prop.TITLE}, m.{Prop.HEADING}) AS title,
+       m.{Prop.NODE_TYPE} AS nodeType, m.{Prop.TEXT} AS text, m.{Prop.SOURCE} AS source,
+       COUNT {{ (m)-[:{_RELS}]-(:{Label.CHUNK} {{{Prop.CHUNK_SEQ_ID}: 0}}) }} AS degree
+"""
+
+RELATIONSHIPS = f"""
+UNWIND $naIds AS id
+MATCH (a:{Label.CHUNK} {{{Prop.NA_ID}: id, {Prop.CHUNK_SEQ_ID}: 0}})-[r:{_RELS}]->(b:{Label.CHUNK})
+WHERE b.{Prop.CHUNK_SEQ_ID} = 0 AND b.{Prop.NA_ID} IN $naIds
+RETURN a.{Prop.NA_ID} AS source, b.{Prop.NA_ID} AS target, type(r) AS type,
+       coalesce(a.{Prop.TITLE}, a.{Prop.HEADING}) AS sourceTitle,
+       coalesce(b.{Prop.TITLE}, b.{Prop.HEADING}) AS targetTitle,
+       COUNT {{ (a)-[:{_RELS}]-() }} + COUNT {{ (b)-[:{_RELS}]-() }} AS degree
+"""
+
+WRITE_REPORTS = f"""
+UNWIND $rows AS row
+MATCH (c:{Label.COMMUNITY} {{id: row.id}})
+SET c.title = row.title, c.summary = row.summary, c.rating = row.rating,
+    c.rating_explanation = row.rating_explanation, c.findings = row.findings,
+    c.report = row.report, c.reportGeneratedBy = row.generatedBy,
+    c.reportContextKey = row.contextKey
+"""
+
+PENDING_SUMMARY_EMBEDDINGS = f"""
+MATCH (c:{Label.COMMUNITY}) WHERE c.summary IS NOT NULL
+  AND (c.summaryEmbeddingKey IS NULL OR c.summaryEmbeddingKey <> $model + '|' + c.reportContextKey)
+RETURN c.id AS id, c.title + '. ' + c.summary AS text, c.reportContextKey AS key
+"""
+
+WRITE_SUMMARY_EMBEDDINGS = f"""
+UNWIND $rows AS row
+MATCH (c:{Label.COMMUNITY} {{id: row.id}})
+CALL db.create.setNodeVectorProperty(c, '{SUMMARY_EMBEDDING}', row.vector)
+SET c.summaryEmbeddingKey = row.key
+"""
+
+REPORTS_OF_LEVEL = f"""
+MATCH (c:{Label.COMMUNITY}) WHERE c.report IS NOT NULL AND ($level IS NULL OR c.level = $level)
+RETURN c.id AS id, c.level AS level, c.size AS size, c.report AS report,
+       c.reportGeneratedBy AS generatedBy
+ORDER BY c.id
+"""
+
+LEVELS = (
+    f"MATCH (c:{Label.COMMUNITY}) WHERE c.report IS NOT NULL "
+    "RETURN DISTINCT c.level AS level ORDER BY level"
+)
+
+
+def communities(driver: Driver, database: str) -> Sequence[dict[str, Any]]:
+    return read_all(driver, database, COMMUNITIES)
+
+
+def members(driver: Driver, database: str, community_id: str) -> Sequence[dict[str, Any]]:
+    return read_all(driver, database, MEMBERS, id=community_id)
+
+
+def relationships(driver: Driver, database: str, na_ids: list[int]) -> Sequence[dict[str, Any]]:
+    return read_all(driver, database, RELATIONSHIPS, naIds=na_ids)
+
+
+def write_reports(driver: Driver, database: str, rows: list[dict[str, Any]]) -> int:
+    return write_batches(driver, database, WRITE_REPORTS, rows, batch_size=200)
+
+
+def pending_summary_embeddings(
+    driver: Driver, database: str, model_key: str
+) -> Sequence[dict[str, Any]]:
+    return read_all(driver, database, PENDING_SUMMARY_EMBEDDINGS, model=model_key)
+
+
+def write_summary_embeddings(driver: Driver, database: str, rows: list[dict[str, Any]]) -> int:
+    return write_batches(driver, database, WRITE_SUMMARY_EMBEDDINGS, rows, batch_size=200)
+
+
+def ensure_summary_index(driver: Driver, database: str, dimensions: int) -> None:
+    write_one(
+        driver,
+        database,
+        f"CREATE VECTOR INDEX {SUMMARY_INDEX} IF NOT EXISTS "
+        f"FOR (c:{Label.COMMUNITY}) ON (c.{SUMMARY_EMBEDDING}) "
+        "OPTIONS {indexConfig: {`vector.dimensions`: $dimensions, "
+        "`vector.similarity_function`: 'cosine'}}",
+        dimensions=dimensions,
+    )
+    write_one(driver, database, "CALL db.awaitIndex($name, 300)", name=SUMMARY_INDEX)
+
+
+def reports(driver: Driver, database: str, level: int | None = None) -> Sequence[dict[str, Any]]:
+    return read_all(driver, database, REPORTS_OF_LEVEL, level=level)
+
+
+def report_levels(driver: Driver, database: str) -> list[int]:
+    return [int(r["level"]) for r in read_all(driver, database, LEVELS)]

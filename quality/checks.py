@@ -1,0 +1,368 @@
+"""The Dagster asset checks: bad input, Great Expectations suites, graph checks.
+
+Which checks block downstream assets, and why, is decided in :mod:`quality.names`.
+"""
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import dagster as dg
+
+from graph_assets.common import md_table
+from graph_assets.communities import community_reports
+from graph_assets.files import chunks, parsed_records
+from graph_assets.graph import (
+    graph_nodes,
+    includes_relationships,
+    next_relationships,
+    text_embeddings,
+    vector_index,
+)
+from quality import expectations, frames, graph_checks, names
+from quality.config import RejectShareConfig, reject_share_limit
+from quality.expectations import SuiteOutcome
+from quality.graph_checks import GraphCheckOutcome
+from quality.rejects import reject_summary
+from resources import EmbeddingModel, Neo4jResource, PipelinePaths
+
+SAMPLE_CELL = 400
+
+
+# --------------------------------------------------------------------------- metadata
+def _table(rows: Sequence[dict[str, Any]], limit: int = 50, max_cell: int = 200) -> Any:
+    """md_table over rows that may not share their keys (union of keys, in order)."""
+    headers: dict[str, None] = {}
+    for row in rows:
+        headers.update(dict.fromkeys(row))
+    return md_table(
+        [{h: row.get(h, "") for h in headers} for row in rows], limit=limit, max_cell=max_cell
+    )
+
+
+def _sample_cell(sample: list[dict[str, Any]]) -> str:
+    return "; ".join(" ".join(f"{k}={v}" for k, v in row.items()) for row in sample)
+
+
+def suite_metadata(outcome: SuiteOutcome) -> dict[str, Any]:
+    """Each expectation with its result and a sample of offending values, as Markdown."""
+    rows = [
+        {
+            "frame": o.frame,
+            "expectation": o.description,
+            "type": o.expectation,
+            "column": o.column,
+            "success": "pass" if o.success else "FAIL",
+            "observed": o.observed,
+            "unexpected": "" if o.unexpected_count is None else o.unexpected_count,
+            "of": "" if o.element_count is None else o.element_count,
+            "sample (up to 10)": (
+                f"error: {o.error}" if o.error else _sample_cell(o.sample) or "—"
+            ),
+        }
+        for o in outcome.outcomes
+    ]
+    offending = [{"expectation": o.description, **row} for o in outcome.failed for row in o.sample]
+    metadata: dict[str, Any] = {
+        "suite": outcome.suite,
+        "expectations": md_table(rows, limit=100, max_cell=SAMPLE_CELL),
+        "expectations_evaluated": len(outcome.outcomes),
+        "expectations_failed": len(outcome.failed),
+        "offending_values": _table(offending, limit=100),
+    }
+    for frame, count in outcome.rows.items():
+        metadata[f"rows_{frame}"] = count
+    return metadata
+
+
+def graph_metadata(outcome: GraphCheckOutcome) -> dict[str, Any]:
+    metadata: dict[str, Any] = {
+        "findings": _table(outcome.findings),
+        "offending_sample": _table(outcome.sample),
+    }
+    for name, rows in outcome.tables.items():
+        metadata[name] = _table(rows, limit=100)
+    for name, value in outcome.measures.items():
+        metadata[name] = value
+    return metadata
+
+
+def _missing_input(check: str, error: FileNotFoundError) -> dg.AssetCheckResult:
+    return dg.AssetCheckResult(
+        passed=False,
+        severity=names.severity(check),
+        description=str(error),
+        metadata={"error": str(error)},
+    )
+
+
+def _suite_result(check: str, build: Callable[[], SuiteOutcome]) -> dg.AssetCheckResult:
+    try:
+        outcome = build()
+    except FileNotFoundError as error:
+        return _missing_input(check, error)
+    failed = ", ".join(o.description for o in outcome.failed)
+    return dg.AssetCheckResult(
+        passed=outcome.success,
+        severity=names.severity(check),
+        description=(
+            f"all {len(outcome.outcomes)} expectations pass"
+            if outcome.success
+            else f"{len(outcome.failed)} of {len(outcome.outcomes)} expectations fail: {failed}"
+        ),
+        metadata=suite_metadata(outcome),
+    )
+
+
+def _graph_result(check: str, outcome: GraphCheckOutcome) -> dg.AssetCheckResult:
+    failing = [f.get("check") or f.get("index") for f in outcome.findings if not f.get("ok")]
+    return dg.AssetCheckResult(
+        passed=outcome.passed,
+        severity=names.severity(check),
+        description="passes" if outcome.passed else f"fails: {', '.join(map(str, failing))}",
+        metadata=graph_metadata(outcome),
+    )
+
+
+# --------------------------------------------------------------------------- bad input
+@dg.asset_check(
+    asset=parsed_records,
+    name=names.PARSED_RECORDS_REJECT_SHARE,
+    blocking=names.is_blocking(names.PARSED_RECORDS_REJECT_SHARE),
+    description=(
+        "Fails when the share of rejected input lines is above the limit: run config "
+        "max_reject_share, else NARA_KG_MAX_REJECT_SHARE at run time (a fraction such as 0.05 "
+        "or a percentage such as 5%), else 1%. Blocking: nothing downstream is built from a "
+        "bad parse."
+    ),
+)
+def parsed_records_reject_share(
+    config: RejectShareConfig, paths: PipelinePaths
+) -> dg.AssetCheckResult:
+    check = names.PARSED_RECORDS_REJECT_SHARE
+    limit = reject_share_limit(config.max_reject_share)
+    layout = paths.layout
+    try:
+        summary = reject_summary(layout)
+    except FileNotFoundError as error:
+        return _missing_input(check, error)
+    passed = summary.share <= limit
+    return dg.AssetCheckResult(
+        passed=passed,
+        severity=names.severity(check),
+        description=(
+            f"{summary.rejected} of {summary.lines} lines rejected ({summary.share:.2%}); "
+            f"limit {limit:.2%}"
+        ),
+        metadata={
+            "lines": summary.lines,
+            "lines_rejected": summary.rejected,
+            "reject_share": dg.MetadataValue.float(round(summary.share, 6)),
+            "max_reject_share": dg.MetadataValue.float(limit),
+            "rejects_by_reason": md_table(
+                [{"reason": k, "count": v} for k, v in summary.by_reason.items()], limit=100
+            ),
+            "reject_sample": md_table(summary.sample, limit=len(summary.sample) or 1),
+            "rejects_path": dg.MetadataValue.path(str(layout.rejects)),
+        },
+    )
+
+
+# --------------------------------------------------------------------------- GE suites
+@dg.asset_check(
+    asset=parsed_records,
+    name=names.PARSED_RECORDS_INTEGRITY,
+    blocking=names.is_blocking(names.PARSED_RECORDS_INTEGRITY),
+    description=(
+        "Great Expectations over the chosen record per naId: naId present and unique, nodeType "
+        "one of the ten types, recordKind description/authority (and agreeing with the type), "
+        "source = https://catalog.archives.gov/id/<naId>."
+    ),
+)
+def parsed_records_integrity(paths: PipelinePaths) -> dg.AssetCheckResult:
+    layout = paths.layout
+    return _suite_result(
+        names.PARSED_RECORDS_INTEGRITY,
+        lambda: expectations.validate_parsed_records(frames.load_records_frame(layout)),
+    )
+
+
+@dg.asset_check(
+    asset=parsed_records,
+    name=names.PARSED_RECORDS_DATES,
+    blocking=names.is_blocking(names.PARSED_RECORDS_DATES),
+    description=(
+        "Great Expectations, advisory (WARN): every logicalDate_* value of the chosen records "
+        "is a valid YYYY-MM-DD date."
+    ),
+)
+def parsed_records_dates(paths: PipelinePaths) -> dg.AssetCheckResult:
+    layout = paths.layout
+    return _suite_result(
+        names.PARSED_RECORDS_DATES,
+        lambda: expectations.validate_dates(frames.load_dates_frame(layout)),
+    )
+
+
+@dg.asset_check(
+    asset=chunks,
+    name=names.CHUNKS_INTEGRITY,
+    blocking=names.is_blocking(names.CHUNKS_INTEGRITY),
+    description=(
+        "Great Expectations over the chunk rows: tokens within the embedding model's maximum "
+        "sequence length, chunkIds unique, chunkSeqId 0..n-1 per record (n = chunkCount)."
+    ),
+)
+def chunks_integrity(paths: PipelinePaths, embedding_model: EmbeddingModel) -> dg.AssetCheckResult:
+    layout = paths.layout
+
+    def build() -> SuiteOutcome:
+        table = frames.load_chunks_frame(layout)
+        max_tokens = embedding_model.get_embedder().max_tokens
+        return expectations.validate_chunks(table, frames.chunk_sequences_frame(table), max_tokens)
+
+    return _suite_result(names.CHUNKS_INTEGRITY, build)
+
+
+# --------------------------------------------------------------------------- graph checks
+@dg.asset_check(
+    asset=graph_nodes,
+    name=names.GRAPH_NODES_MATCH_PARQUET,
+    blocking=names.is_blocking(names.GRAPH_NODES_MATCH_PARQUET),
+    description=(
+        "Chunk nodes per type = chunk rows per type in Parquet; recordWithText nodes = rows "
+        "marked for embedding; every node carries its record-type label."
+    ),
+)
+def graph_nodes_match_parquet(neo4j: Neo4jResource, paths: PipelinePaths) -> dg.AssetCheckResult:
+    outcome = graph_checks.check_node_counts(neo4j.get_driver(), neo4j.database, paths.layout)
+    return _graph_result(names.GRAPH_NODES_MATCH_PARQUET, outcome)
+
+
+@dg.asset_check(
+    asset=text_embeddings,
+    name=names.TEXT_EMBEDDINGS_COMPLETE,
+    blocking=names.is_blocking(names.TEXT_EMBEDDINGS_COMPLETE),
+    description=(
+        "Every recordWithText node has a textEmbedding of the model's dimension, computed from "
+        "its current text with the current model."
+    ),
+)
+def text_embeddings_complete(
+    neo4j: Neo4jResource, embedding_model: EmbeddingModel
+) -> dg.AssetCheckResult:
+    embedder = embedding_model.get_embedder()
+    outcome = graph_checks.check_embeddings(
+        neo4j.get_driver(), neo4j.database, embedder.dimension, embedder.key
+    )
+    return _graph_result(names.TEXT_EMBEDDINGS_COMPLETE, outcome)
+
+
+@dg.asset_check(
+    asset=vector_index,
+    name=names.VECTOR_INDEX_ONLINE,
+    blocking=names.is_blocking(names.VECTOR_INDEX_ONLINE),
+    description=(
+        "The vector index texts_from_records (of the model's dimension) and the full-text "
+        "index texts_fulltext exist and are ONLINE."
+    ),
+)
+def vector_index_online(
+    neo4j: Neo4jResource, embedding_model: EmbeddingModel
+) -> dg.AssetCheckResult:
+    outcome = graph_checks.check_indexes(
+        neo4j.get_driver(), neo4j.database, embedding_model.get_embedder().dimension
+    )
+    return _graph_result(names.VECTOR_INDEX_ONLINE, outcome)
+
+
+@dg.asset_check(
+    asset=includes_relationships,
+    name=names.INCLUDES_CONSISTENT,
+    blocking=names.is_blocking(names.INCLUDES_CONSISTENT),
+    description=(
+        "No record has more than one incoming Includes; every first chunk whose nearest "
+        "ancestor (ancestors[0]) is in the graph is Included by that ancestor's first chunk; "
+        "no Includes links anything else."
+    ),
+)
+def includes_relationships_consistent(neo4j: Neo4jResource) -> dg.AssetCheckResult:
+    outcome = graph_checks.check_includes(neo4j.get_driver(), neo4j.database)
+    return _graph_result(names.INCLUDES_CONSISTENT, outcome)
+
+
+@dg.asset_check(
+    asset=next_relationships,
+    name=names.NEXT_CONSISTENT,
+    blocking=names.is_blocking(names.NEXT_CONSISTENT),
+    description=(
+        "No dangling Next: each links chunk k to chunk k+1 of the same naId, every chunk k > 0 "
+        "has an incoming Next, no chunk has two."
+    ),
+)
+def next_relationships_consistent(neo4j: Neo4jResource) -> dg.AssetCheckResult:
+    outcome = graph_checks.check_next(neo4j.get_driver(), neo4j.database)
+    return _graph_result(names.NEXT_CONSISTENT, outcome)
+
+
+# --------------------------------------------------------------------------- communities
+def community_report_check(
+    asset: Any,
+    *,
+    report_property: str = "summary",
+    id_property: str = "id",
+    name: str = names.COMMUNITY_REPORTS_COMPLETE,
+    blocking: bool | None = None,
+) -> dg.AssetChecksDefinition:
+    """ "Every community has a report", as a check on `asset` (e.g. the community_reports asset).
+
+    Not wired yet: the community assets do not exist. Wire it with
+    ``community_report_check(community_reports)`` in ``quality.ALL_CHECKS``. The report is
+    considered present when the Community node's `report_property` is set and not blank.
+    """
+    is_blocking = names.is_blocking(name) if blocking is None else blocking
+    severity = dg.AssetCheckSeverity.ERROR if is_blocking else dg.AssetCheckSeverity.WARN
+
+    @dg.asset_check(
+        asset=asset,
+        name=name,
+        blocking=is_blocking,
+        description=(
+            f"Every Community node has a report (property `{report_property}` set and not blank)."
+        ),
+    )
+    def _community_reports_complete(neo4j: Neo4jResource) -> dg.AssetCheckResult:
+        outcome = graph_checks.check_community_reports(
+            neo4j.get_driver(),
+            neo4j.database,
+            report_property=report_property,
+            id_property=id_property,
+        )
+        result = _graph_result(name, outcome)
+        return dg.AssetCheckResult(
+            passed=result.passed,
+            severity=severity,
+            description=result.description,
+            metadata=result.metadata,
+        )
+
+    return _community_reports_complete
+
+
+#: Every check wired to an existing asset.
+community_reports_complete = community_report_check(community_reports)
+
+FILE_CHECKS = [
+    parsed_records_reject_share,
+    parsed_records_integrity,
+    parsed_records_dates,
+    chunks_integrity,
+]
+GRAPH_CHECKS = [
+    graph_nodes_match_parquet,
+    text_embeddings_complete,
+    vector_index_online,
+    includes_relationships_consistent,
+    next_relationships_consistent,
+    community_reports_complete,
+]
+ALL_CHECKS = [*FILE_CHECKS, *GRAPH_CHECKS]

@@ -1,0 +1,178 @@
+"""The tables the Great Expectations suites validate, read from the pipeline's Parquet.
+
+Only the columns a suite needs are read. `parsed_records` is validated on the *chosen* rows
+(`layout.selection`: one row per naId, the row the graph is built from), since a naId is
+legitimately present more than once across parts (stubs, duplicate copies) before selection.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from nara_kg import pipeline
+from nara_kg.layout import WorkLayout
+from nara_kg.schema import CATALOG_URL
+
+RECORD_COLUMNS: tuple[str, ...] = (
+    "naId",
+    "nodeType",
+    "recordKind",
+    "isStub",
+    "file_name",
+    "line_num",
+    "source",
+)
+CHUNK_COLUMNS: tuple[str, ...] = (
+    "chunkId",
+    "naId",
+    "chunkSeqId",
+    "nodeType",
+    "tokens",
+    "chunkCount",
+)
+DATE_PREFIX = "logicalDate_"
+#: Sequence ids shown for a record whose chunk sequence is broken.
+SEQ_PREVIEW = 12
+
+
+def _require(path: Path, asset: str) -> None:
+    if not path.exists():
+        raise FileNotFoundError(f"{path} is missing: materialize {asset} first")
+
+
+def parsed_parts(layout: WorkLayout) -> list[Path]:
+    """The parsed parts in selection order (the order of the parsed index)."""
+    _require(layout.parsed_index, "parsed_records")
+    file_ids = pq.read_table(layout.parsed_index, columns=["file_id"])["file_id"].to_pylist()
+    return [layout.parsed_part(file_id) for file_id in file_ids]
+
+
+def iter_chosen(layout: WorkLayout, columns: list[str]) -> Iterator[pa.Table]:
+    """The chosen rows of each parsed part, one table per part (memory: one part at a time)."""
+    _require(layout.selection, "parsed_records")
+    selection = pq.read_table(layout.selection)
+    rows_by_part: dict[int, list[int]] = {}
+    for part, row in zip(selection["part"].to_pylist(), selection["row"].to_pylist(), strict=True):
+        rows_by_part.setdefault(part, []).append(row)
+    for index, path in enumerate(parsed_parts(layout)):
+        wanted = sorted(rows_by_part.get(index, []))
+        if not wanted:
+            continue
+        yield pq.read_table(path, columns=columns).take(pa.array(wanted, pa.int64()))
+
+
+def records_frame(tables: list[pa.Table]) -> pd.DataFrame:
+    """One row per chosen record, plus `expectedSource`: the catalog URL of the row's naId."""
+    if tables:
+        frame = pa.concat_tables(tables).select(list(RECORD_COLUMNS)).to_pandas()
+    else:
+        frame = pd.DataFrame({name: pd.Series([], dtype="object") for name in RECORD_COLUMNS})
+    frame = frame.reset_index(drop=True)
+    frame["expectedSource"] = [
+        None if pd.isna(na_id) else CATALOG_URL.format(naId=int(na_id)) for na_id in frame["naId"]
+    ]
+    return frame
+
+
+def date_rows(table: pa.Table) -> list[dict[str, Any]]:
+    """Every `logicalDate_*` value in the rows' properties JSON, one row per value (list-valued
+    properties give one row per element)."""
+    rows: list[dict[str, Any]] = []
+    for na_id, file_name, line_num, properties in zip(
+        table["naId"].to_pylist(),
+        table["file_name"].to_pylist(),
+        table["line_num"].to_pylist(),
+        table["properties"].to_pylist(),
+        strict=True,
+    ):
+        if not properties or DATE_PREFIX not in properties:
+            continue
+        for key, value in json.loads(properties).items():
+            if not key.startswith(DATE_PREFIX):
+                continue
+            for item in value if isinstance(value, list) else [value]:
+                rows.append(
+                    {
+                        "naId": na_id,
+                        "property": key,
+                        "value": None if item is None else str(item),
+                        "file_name": file_name,
+                        "line_num": line_num,
+                    }
+                )
+    return rows
+
+
+def dates_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    columns = ["naId", "property", "value", "file_name", "line_num"]
+    if not rows:
+        return pd.DataFrame({name: pd.Series([], dtype="object") for name in columns})
+    return pd.DataFrame(rows, columns=columns)
+
+
+def load_records_frame(layout: WorkLayout) -> pd.DataFrame:
+    return records_frame(list(iter_chosen(layout, list(RECORD_COLUMNS))))
+
+
+def load_dates_frame(layout: WorkLayout) -> pd.DataFrame:
+    rows: list[dict[str, Any]] = []
+    for table in iter_chosen(layout, ["naId", "file_name", "line_num", "properties"]):
+        rows.extend(date_rows(table))
+    return dates_frame(rows)
+
+
+def load_chunks_frame(layout: WorkLayout) -> pd.DataFrame:
+    parts = pipeline.chunk_parts(layout)
+    if not parts:  # chunks writes a part per input file, even an empty one
+        raise FileNotFoundError(f"no chunk parts under {layout.chunks_dir}: materialize chunks")
+    tables = [pq.read_table(part, columns=list(CHUNK_COLUMNS)) for part in parts]
+    return chunks_frame(pa.concat_tables(tables) if tables else None)
+
+
+def chunks_frame(table: pa.Table | None) -> pd.DataFrame:
+    if table is None or table.num_rows == 0:
+        return pd.DataFrame({name: pd.Series([], dtype="object") for name in CHUNK_COLUMNS})
+    return table.select(list(CHUNK_COLUMNS)).to_pandas().reset_index(drop=True)
+
+
+def chunk_sequences_frame(chunks: pd.DataFrame) -> pd.DataFrame:
+    """One row per record: is its chunk sequence 0..n-1 with n = the first chunk's chunkCount?"""
+    columns = ["naId", "chunks", "chunkCount", "contiguous", "seqs"]
+    if chunks.empty:
+        return pd.DataFrame({name: pd.Series([], dtype="object") for name in columns})
+    grouped = chunks.groupby("naId", sort=True)["chunkSeqId"]
+    summary = pd.DataFrame(
+        {
+            "chunks": grouped.size(),
+            "distinct": grouped.nunique(),
+            "minSeq": grouped.min(),
+            "maxSeq": grouped.max(),
+        }
+    )
+    first = chunks[chunks["chunkSeqId"] == 0].drop_duplicates("naId").set_index("naId")
+    summary["chunkCount"] = first["chunkCount"].reindex(summary.index)
+    count = summary["chunkCount"]
+    summary["contiguous"] = (
+        count.notna()
+        & (summary["minSeq"] == 0)
+        & (summary["maxSeq"] == summary["chunks"] - 1)
+        & (summary["distinct"] == summary["chunks"])
+        & (count.fillna(-1) == summary["chunks"])
+    ).astype(bool)
+    summary["seqs"] = ""
+    broken = summary.index[~summary["contiguous"]]
+    if len(broken):
+        seqs = chunks[chunks["naId"].isin(broken)].groupby("naId")["chunkSeqId"]
+        for na_id, values in seqs:
+            shown = sorted(int(v) for v in values)
+            text = ",".join(str(v) for v in shown[:SEQ_PREVIEW])
+            summary.loc[na_id, "seqs"] = text + (",…" if len(shown) > SEQ_PREVIEW else "")
+    summary["chunkCount"] = summary["chunkCount"].astype("Int64")
+    return summary.reset_index()[columns]

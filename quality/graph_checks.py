@@ -1,0 +1,354 @@
+"""Checks of the written graph, in Cypher: every statement of the quality checks is here.
+
+Statements are parameterized; labels, relationship types and property names come from
+:mod:`nara_kg.schema` only. A *probe* is a statement that returns the offending rows (no ORDER BY,
+no LIMIT): it is run once wrapped in ``count(*)`` and once with ``LIMIT $limit`` for a sample.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, LiteralString, cast
+
+import pyarrow.parquet as pq
+from neo4j import Driver, Query
+
+from nara_kg import pipeline
+from nara_kg.graph.embeddings import count_pending
+from nara_kg.layout import WorkLayout
+from nara_kg.schema import FULLTEXT_INDEX, VECTOR_INDEX, Label, Prop, Rel
+from quality.names import SAMPLE_SIZE
+
+CHUNK = Label.CHUNK.value
+WITH_TEXT = Label.RECORD_WITH_TEXT.value
+COMMUNITY = Label.COMMUNITY.value
+NEXT = Rel.NEXT.value
+INCLUDES = Rel.INCLUDES.value
+NA_ID = Prop.NA_ID
+CHUNK_ID = Prop.CHUNK_ID
+SEQ = Prop.CHUNK_SEQ_ID
+NODE_TYPE = Prop.NODE_TYPE
+ANCESTORS = Prop.ANCESTORS
+EMBEDDING = Prop.EMBEDDING
+
+
+@dataclass(frozen=True)
+class Probe:
+    name: str
+    description: str
+    cypher: str
+
+
+@dataclass
+class GraphCheckOutcome:
+    passed: bool
+    #: Numbers worth a metadata entry of their own.
+    measures: dict[str, Any] = field(default_factory=dict)
+    #: One row per sub-check: what it tests, how many offenders, passed.
+    findings: list[dict[str, Any]] = field(default_factory=list)
+    #: Offending rows, up to SAMPLE_SIZE per failed probe.
+    sample: list[dict[str, Any]] = field(default_factory=list)
+    #: Extra tables (name -> rows), e.g. counts per type.
+    tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+
+def _read(driver: Driver, database: str, statement: str, **params: Any) -> list[dict[str, Any]]:
+    records, _, _ = driver.execute_query(
+        Query(cast(LiteralString, statement)), params, database_=database, routing_="r"
+    )
+    return [record.data() for record in records]
+
+
+def run_probes(
+    driver: Driver, database: str, probes: list[Probe], limit: int = SAMPLE_SIZE, **params: Any
+) -> GraphCheckOutcome:
+    outcome = GraphCheckOutcome(passed=True)
+    for probe in probes:
+        count = _read(
+            driver, database, f"CALL () {{ {probe.cypher} }} RETURN count(*) AS n", **params
+        )[0]["n"]
+        outcome.findings.append(
+            {"check": probe.name, "what": probe.description, "offending": count, "ok": count == 0}
+        )
+        outcome.measures[probe.name] = count
+        if count:
+            outcome.passed = False
+            for row in _read(
+                driver, database, f"{probe.cypher} LIMIT $limit", limit=limit, **params
+            ):
+                outcome.sample.append({"check": probe.name, **row})
+    return outcome
+
+
+# --------------------------------------------------------------------------- nodes vs Parquet
+GRAPH_COUNTS = f"""
+MATCH (c:{CHUNK})
+RETURN c.{NODE_TYPE} AS type, count(*) AS chunks,
+       count(CASE WHEN c:{WITH_TEXT} THEN 1 END) AS withText
+"""
+
+MISLABELLED = Probe(
+    "mislabelled_nodes",
+    "Chunk nodes without a nodeType or without their record-type label",
+    f"MATCH (c:{CHUNK}) WHERE c.{NODE_TYPE} IS NULL OR NOT c.{NODE_TYPE} IN labels(c) "
+    f"RETURN c.{CHUNK_ID} AS chunkId, c.{NODE_TYPE} AS nodeType, labels(c) AS labels",
+)
+
+
+def parquet_chunk_counts(layout: WorkLayout) -> dict[str, dict[str, int]]:
+    """nodeType -> {chunks, embed} over the chunk parts."""
+    counts: dict[str, Counter[str]] = {}
+    for part in pipeline.chunk_parts(layout):
+        table = pq.read_table(part, columns=["nodeType", "embed"])
+        for node_type, embed in zip(
+            table["nodeType"].to_pylist(), table["embed"].to_pylist(), strict=True
+        ):
+            entry = counts.setdefault(node_type, Counter())
+            entry["chunks"] += 1
+            entry["embed"] += int(bool(embed))
+    return {t: {"chunks": c["chunks"], "embed": c["embed"]} for t, c in counts.items()}
+
+
+def compare_counts(
+    parquet: Mapping[str, Mapping[str, int]], graph: Mapping[str, Mapping[str, int]]
+) -> list[dict[str, Any]]:
+    """One row per type: chunk rows vs chunk nodes, embeddable rows vs recordWithText nodes."""
+    rows = []
+    for node_type in sorted(set(parquet) | set(graph), key=str):
+        p = parquet.get(node_type, {})
+        g = graph.get(node_type, {})
+        row = {
+            "type": node_type,
+            "parquet_chunks": p.get("chunks", 0),
+            "graph_chunks": g.get("chunks", 0),
+            "parquet_embed": p.get("embed", 0),
+            "graph_recordWithText": g.get("withText", 0),
+        }
+        row["ok"] = (
+            row["parquet_chunks"] == row["graph_chunks"]
+            and row["parquet_embed"] == row["graph_recordWithText"]
+        )
+        rows.append(row)
+    return rows
+
+
+def check_node_counts(driver: Driver, database: str, layout: WorkLayout) -> GraphCheckOutcome:
+    parquet = parquet_chunk_counts(layout)
+    graph = {
+        row["type"]: {"chunks": row["chunks"], "withText": row["withText"]}
+        for row in _read(driver, database, GRAPH_COUNTS)
+    }
+    by_type = compare_counts(parquet, graph)
+    outcome = run_probes(driver, database, [MISLABELLED])
+    parquet_total = sum(p["chunks"] for p in parquet.values())
+    graph_total = sum(g["chunks"] for g in graph.values())
+    outcome.passed = outcome.passed and all(row["ok"] for row in by_type)
+    outcome.measures.update(
+        {
+            "parquet_chunk_rows": parquet_total,
+            "graph_chunk_nodes": graph_total,
+            "parquet_embeddable_rows": sum(p["embed"] for p in parquet.values()),
+            "graph_recordWithText_nodes": sum(g["withText"] for g in graph.values()),
+            "types_mismatched": sum(1 for row in by_type if not row["ok"]),
+        }
+    )
+    outcome.findings.insert(
+        0,
+        {
+            "check": "counts_by_type",
+            "what": "chunk nodes and recordWithText nodes per type = chunk rows per type",
+            "offending": outcome.measures["types_mismatched"],
+            "ok": outcome.measures["types_mismatched"] == 0,
+        },
+    )
+    outcome.tables["counts_by_type"] = by_type
+    return outcome
+
+
+# --------------------------------------------------------------------------- embeddings
+EMBEDDING_TOTALS = f"MATCH (c:{WITH_TEXT}) RETURN count(c) AS n"
+
+MISSING_EMBEDDING = Probe(
+    "missing_embedding",
+    "recordWithText nodes without textEmbedding",
+    f"MATCH (c:{WITH_TEXT}) WHERE c.{EMBEDDING} IS NULL "
+    f"RETURN c.{CHUNK_ID} AS chunkId, c.{NODE_TYPE} AS nodeType",
+)
+WRONG_DIMENSION = Probe(
+    "wrong_dimension",
+    "recordWithText nodes whose textEmbedding is not of the model's dimension",
+    f"MATCH (c:{WITH_TEXT}) WHERE c.{EMBEDDING} IS NOT NULL AND size(c.{EMBEDDING}) <> $dimension "
+    f"RETURN c.{CHUNK_ID} AS chunkId, c.{NODE_TYPE} AS nodeType, size(c.{EMBEDDING}) AS dimension",
+)
+
+
+def check_embeddings(
+    driver: Driver, database: str, dimension: int, model_key: str
+) -> GraphCheckOutcome:
+    outcome = run_probes(
+        driver, database, [MISSING_EMBEDDING, WRONG_DIMENSION], dimension=dimension
+    )
+    # Stale = embedded from another text or model: the embedding writer's own definition.
+    stale = count_pending(driver, database, model_key)
+    outcome.findings.append(
+        {
+            "check": "stale_embedding",
+            "what": "recordWithText nodes whose embedding is not of their current text and model",
+            "offending": stale,
+            "ok": stale == 0,
+        }
+    )
+    outcome.passed = outcome.passed and stale == 0
+    outcome.measures.update(
+        {
+            "recordWithText_nodes": _read(driver, database, EMBEDDING_TOTALS)[0]["n"],
+            "dimension_expected": dimension,
+            "stale_embedding": stale,
+        }
+    )
+    return outcome
+
+
+# --------------------------------------------------------------------------- indexes
+SHOW_INDEXES = """
+SHOW INDEXES YIELD name, type, state, populationPercent, labelsOrTypes, properties, options
+WHERE name IN $names
+RETURN name, type, state, populationPercent, labelsOrTypes, properties, options
+"""
+
+
+def check_indexes(driver: Driver, database: str, dimension: int) -> GraphCheckOutcome:
+    """The vector and full-text indexes exist and are ONLINE; the vector index has the model's
+    dimension (an index of another width would match nothing)."""
+    found = {
+        row["name"]: row
+        for row in _read(driver, database, SHOW_INDEXES, names=[VECTOR_INDEX, FULLTEXT_INDEX])
+    }
+    outcome = GraphCheckOutcome(passed=True)
+    for name, kind in ((VECTOR_INDEX, "VECTOR"), (FULLTEXT_INDEX, "FULLTEXT")):
+        info = found.get(name)
+        config = ((info or {}).get("options") or {}).get("indexConfig") or {}
+        dims = config.get("vector.dimensions")
+        problems = []
+        if info is None:
+            problems.append("missing")
+        else:
+            if info["type"] != kind:
+                problems.append(f"type {info['type']}, expected {kind}")
+            if info["state"] != "ONLINE":
+                problems.append(f"state {info['state']}")
+            if kind == "VECTOR" and dims is not None and int(dims) != dimension:
+                problems.append(f"{dims} dimensions, model has {dimension}")
+        outcome.findings.append(
+            {
+                "index": name,
+                "type": (info or {}).get("type"),
+                "state": (info or {}).get("state"),
+                "populationPercent": (info or {}).get("populationPercent"),
+                "labelsOrTypes": (info or {}).get("labelsOrTypes"),
+                "properties": (info or {}).get("properties"),
+                "dimensions": dims,
+                "problems": "; ".join(problems) or "none",
+                "ok": not problems,
+            }
+        )
+        outcome.measures[f"{name}_state"] = (info or {}).get("state") or "MISSING"
+        outcome.passed = outcome.passed and not problems
+    outcome.measures["vector_dimensions_expected"] = dimension
+    return outcome
+
+
+# --------------------------------------------------------------------------- Includes
+MULTIPLE_PARENTS = Probe(
+    "more_than_one_includes",
+    "records with more than one incoming Includes",
+    f"MATCH (c:{CHUNK})<-[r:{INCLUDES}]-(:{CHUNK}) WITH c, count(r) AS incoming "
+    f"WHERE incoming > 1 "
+    f"RETURN c.{CHUNK_ID} AS chunkId, c.{NA_ID} AS naId, incoming",
+)
+MISSING_INCLUDES = Probe(
+    "missing_includes",
+    "first chunks whose nearest ancestor (ancestors[0]) is in the graph but does not Include them",
+    f"MATCH (c:{CHUNK}) WHERE c.{SEQ} = 0 AND size(coalesce(c.{ANCESTORS}, [])) > 0 "
+    f"AND c.{ANCESTORS}[0] <> c.{NA_ID} "
+    f"MATCH (p:{CHUNK} {{{NA_ID}: c.{ANCESTORS}[0], {SEQ}: 0}}) "
+    f"WHERE NOT (p)-[:{INCLUDES}]->(c) "
+    f"RETURN c.{CHUNK_ID} AS chunkId, p.{CHUNK_ID} AS expectedParent",
+)
+WRONG_INCLUDES = Probe(
+    "wrong_includes",
+    "Includes that do not link the nearest ancestor's first chunk to the record's first chunk",
+    f"MATCH (p:{CHUNK})-[:{INCLUDES}]->(c:{CHUNK}) "
+    f"WHERE p.{SEQ} <> 0 OR c.{SEQ} <> 0 OR c.{ANCESTORS} IS NULL "
+    f"OR size(c.{ANCESTORS}) = 0 OR c.{ANCESTORS}[0] <> p.{NA_ID} "
+    f"RETURN p.{CHUNK_ID} AS fromChunk, c.{CHUNK_ID} AS toChunk",
+)
+INCLUDES_PROBES: list[Probe] = [MULTIPLE_PARENTS, MISSING_INCLUDES, WRONG_INCLUDES]
+COUNT_INCLUDES = f"MATCH (:{CHUNK})-[r:{INCLUDES}]->(:{CHUNK}) RETURN count(r) AS n"
+
+
+def check_includes(driver: Driver, database: str) -> GraphCheckOutcome:
+    outcome = run_probes(driver, database, INCLUDES_PROBES)
+    outcome.measures["includes_relationships"] = _read(driver, database, COUNT_INCLUDES)[0]["n"]
+    return outcome
+
+
+# --------------------------------------------------------------------------- Next
+WRONG_NEXT = Probe(
+    "dangling_next",
+    "Next that does not link chunk k to chunk k+1 of the same naId",
+    f"MATCH (a:{CHUNK})-[:{NEXT}]->(b:{CHUNK}) "
+    f"WHERE a.{NA_ID} <> b.{NA_ID} OR b.{SEQ} <> a.{SEQ} + 1 "
+    f"RETURN a.{CHUNK_ID} AS fromChunk, b.{CHUNK_ID} AS toChunk",
+)
+MISSING_NEXT = Probe(
+    "missing_next",
+    "chunks k > 0 without an incoming Next",
+    f"MATCH (c:{CHUNK}) WHERE c.{SEQ} > 0 AND NOT (:{CHUNK})-[:{NEXT}]->(c) "
+    f"RETURN c.{CHUNK_ID} AS chunkId, c.{NA_ID} AS naId, c.{SEQ} AS chunkSeqId",
+)
+BRANCHING_NEXT = Probe(
+    "branching_next",
+    "chunks with more than one incoming or outgoing Next",
+    f"MATCH (c:{CHUNK}) "
+    f"WITH c, COUNT {{ (c)-[:{NEXT}]->() }} AS outgoing, COUNT {{ ()-[:{NEXT}]->(c) }} AS incoming "
+    f"WHERE outgoing > 1 OR incoming > 1 "
+    f"RETURN c.{CHUNK_ID} AS chunkId, incoming, outgoing",
+)
+NEXT_PROBES: list[Probe] = [WRONG_NEXT, MISSING_NEXT, BRANCHING_NEXT]
+COUNT_NEXT = f"MATCH (:{CHUNK})-[r:{NEXT}]->(:{CHUNK}) RETURN count(r) AS n"
+
+
+def check_next(driver: Driver, database: str) -> GraphCheckOutcome:
+    outcome = run_probes(driver, database, NEXT_PROBES)
+    outcome.measures["next_relationships"] = _read(driver, database, COUNT_NEXT)[0]["n"]
+    return outcome
+
+
+# --------------------------------------------------------------------------- communities
+COUNT_COMMUNITIES = f"MATCH (c:{COMMUNITY}) RETURN count(c) AS n"
+COMMUNITY_WITHOUT_REPORT = Probe(
+    "community_without_report",
+    "Community nodes without a report (report property missing or blank)",
+    f"MATCH (c:{COMMUNITY}) "
+    f"WHERE c[$reportProperty] IS NULL OR trim(toString(c[$reportProperty])) = '' "
+    f"RETURN c[$idProperty] AS community, c.level AS level, c.size AS size",
+)
+
+
+def check_community_reports(
+    driver: Driver, database: str, report_property: str = "summary", id_property: str = "id"
+) -> GraphCheckOutcome:
+    """Every Community node has a report. Property names travel as parameters (`c[$name]`)."""
+    outcome = run_probes(
+        driver,
+        database,
+        [COMMUNITY_WITHOUT_REPORT],
+        reportProperty=report_property,
+        idProperty=id_property,
+    )
+    outcome.measures["communities"] = _read(driver, database, COUNT_COMMUNITIES)[0]["n"]
+    outcome.measures["report_property"] = report_property
+    return outcome

@@ -1,0 +1,78 @@
+"""Names of the data-quality checks, defined once, with the severity each one has and why.
+
+Severity policy
+---------------
+* **Blocking, ERROR** — the check guards what the graph is built from or what search reads. A
+  failure stops every downstream asset in the same run (Dagster skips them), so a bad parse
+  never reaches Neo4j and a broken graph never reaches the evaluation:
+
+  - ``parsed_records_reject_share``: too many bad input lines (threshold
+    ``NARA_KG_MAX_REJECT_SHARE``, default 1%).
+  - ``parsed_records_integrity``: naId present and unique, ten known types, record kinds,
+    catalog URLs.
+  - ``chunks_integrity``: chunks within the model's token limit (nothing silently truncated),
+    chunkIds unique, chunkSeqIds contiguous.
+  - ``graph_nodes_match_parquet``, ``text_embeddings_complete``, ``vector_index_online``,
+    ``includes_relationships_consistent``, ``next_relationships_consistent``: the graph holds
+    exactly what the Parquet says and search can use it.
+  - ``community_reports_complete`` (wired later, see :func:`quality.checks.community_report_check`).
+
+* **Advisory, WARN, not blocking** — the data is usable even when the check fails; people should
+  look, the run goes on:
+
+  - ``parsed_records_dates``: every ``logicalDate_*`` value is a valid YYYY-MM-DD date. A bad
+    date only makes one property wrong; it never breaks the graph.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import dagster as dg
+
+# Bad input.
+PARSED_RECORDS_REJECT_SHARE: Final = "parsed_records_reject_share"
+# Great Expectations suites.
+PARSED_RECORDS_INTEGRITY: Final = "parsed_records_integrity"
+PARSED_RECORDS_DATES: Final = "parsed_records_dates"
+CHUNKS_INTEGRITY: Final = "chunks_integrity"
+# Graph checks (Cypher).
+GRAPH_NODES_MATCH_PARQUET: Final = "graph_nodes_match_parquet"
+TEXT_EMBEDDINGS_COMPLETE: Final = "text_embeddings_complete"
+VECTOR_INDEX_ONLINE: Final = "vector_index_online"
+INCLUDES_CONSISTENT: Final = "includes_relationships_consistent"
+NEXT_CONSISTENT: Final = "next_relationships_consistent"
+COMMUNITY_REPORTS_COMPLETE: Final = "community_reports_complete"
+
+#: Checks whose failure stops downstream assets (blocking=True, severity ERROR).
+BLOCKING: Final[frozenset[str]] = frozenset(
+    {
+        PARSED_RECORDS_REJECT_SHARE,
+        PARSED_RECORDS_INTEGRITY,
+        CHUNKS_INTEGRITY,
+        GRAPH_NODES_MATCH_PARQUET,
+        TEXT_EMBEDDINGS_COMPLETE,
+        VECTOR_INDEX_ONLINE,
+        INCLUDES_CONSISTENT,
+        NEXT_CONSISTENT,
+        COMMUNITY_REPORTS_COMPLETE,
+    }
+)
+#: Advisory checks (not blocking, severity WARN).
+ADVISORY: Final[frozenset[str]] = frozenset({PARSED_RECORDS_DATES})
+
+#: Environment variable with the largest acceptable share of rejected lines (a fraction such as
+#: ``0.01`` or a percentage such as ``1%``); read when the check runs, never at import time.
+MAX_REJECT_SHARE_ENV: Final = "NARA_KG_MAX_REJECT_SHARE"
+DEFAULT_MAX_REJECT_SHARE: Final = 0.01
+
+#: How many offending values a check shows.
+SAMPLE_SIZE: Final = 10
+
+
+def is_blocking(check_name: str) -> bool:
+    return check_name in BLOCKING
+
+
+def severity(check_name: str) -> dg.AssetCheckSeverity:
+    return dg.AssetCheckSeverity.ERROR if is_blocking(check_name) else dg.AssetCheckSeverity.WARN
