@@ -19,11 +19,11 @@ def wipe(driver: Any) -> None:
         session.run("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS").consume()
 
 
-def materialize(
+def resources_for(
     settings: Neo4jSettings, data_dir: Path, work_dir: Path, questions: Path | None = None
-) -> dg.ExecuteInProcessResult:
-    """Every asset, in process, with the Definitions' own assets and the given paths."""
-    resources = {
+) -> dict[str, Any]:
+    """The resources of the Definitions, pointed at a test's own data and work directories."""
+    return {
         "neo4j": Neo4jResource(
             uri="" if settings.managed else settings.uri,
             username=settings.username,
@@ -38,7 +38,17 @@ def materialize(
             questions_file=str(questions) if questions else "",
         ),
     }
-    result = dg.materialize(ALL_ASSETS, resources=resources, raise_on_error=False)
+
+
+def materialize(
+    settings: Neo4jSettings, data_dir: Path, work_dir: Path, questions: Path | None = None
+) -> dg.ExecuteInProcessResult:
+    """Every asset, in process, with the Definitions' own assets and the given paths."""
+    result = dg.materialize(
+        ALL_ASSETS,
+        resources=resources_for(settings, data_dir, work_dir, questions),
+        raise_on_error=False,
+    )
     failures = [event.message for event in result.all_events if event.is_failure]
     assert result.success, failures
     return result

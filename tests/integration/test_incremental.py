@@ -84,8 +84,8 @@ def test_incremental_equals_full_rebuild_and_recovers_from_a_crash(
     graph_builder(data, tmp_path / "work-full", wipe_first=True)
     assert graph_fingerprint(neo4j_driver, "neo4j") == after_incremental
 
-    # A build from scratch killed midway: nodes written, a third of the vectors stored, no
-    # relationships yet. Re-running it must give the same graph as an uninterrupted build.
+    # A build from scratch killed midway: nodes written, some of the vectors stored, the steps
+    # after the embeddings never run. Re-running it must give what an uninterrupted build gives.
     change_one_file(shard_with_items(data))
     real_fetch, real_write = embeddings.fetch_pending, embeddings.write_vectors
     writes = {"n": 0}
@@ -103,7 +103,6 @@ def test_incremental_equals_full_rebuild_and_recovers_from_a_crash(
     monkeypatch.setattr(embeddings, "write_vectors", dying_write)
     with pytest.raises(AssertionError, match="text_embeddings"):
         graph_builder(data, tmp_path / "work-crash", wipe_first=True)
-    assert scalar(neo4j_driver, "MATCH ()-[r:Includes]->() RETURN count(r)") == 0
     assert (
         scalar(
             neo4j_driver,

@@ -12,7 +12,8 @@ from typing import Any
 import dagster as dg
 import pytest
 
-from graph_assets import KNOWLEDGE_GRAPH_ASSETS
+from graph_assets import ALL_ASSETS
+from graph_assets.evaluation import RETRIEVAL_THRESHOLDS_CHECK
 from nara_kg.demo_data import generate_demo_data
 from nara_kg.settings import Neo4jSettings
 from quality import ALL_CHECKS, community_report_check, names
@@ -24,8 +25,7 @@ from quality.checks import (
     text_embeddings_complete,
 )
 from quality.config import RejectShareConfig
-from resources import EmbeddingModel, Neo4jResource, PipelinePaths
-from tests.graph_helpers import wipe
+from tests.graph_helpers import resources_for, wipe
 
 pytestmark = pytest.mark.integration
 
@@ -57,16 +57,7 @@ DOWNSTREAM_OF_PARSE = {
 
 
 def resources(settings: Neo4jSettings, data_dir: Path, work_dir: Path) -> dict[str, Any]:
-    return {
-        "neo4j": Neo4jResource(
-            uri="" if settings.managed else settings.uri,
-            username=settings.username,
-            password=settings.password,
-            database=settings.database,
-        ),
-        "embedding_model": EmbeddingModel(),
-        "paths": PipelinePaths(data_dir=str(data_dir), work_dir=str(work_dir)),
-    }
+    return resources_for(settings, data_dir, work_dir)
 
 
 def run_all(
@@ -86,7 +77,7 @@ def run_all(
         else:
             env.setenv(names.MAX_REJECT_SHARE_ENV, max_share)
         return dg.materialize(
-            [*KNOWLEDGE_GRAPH_ASSETS, *ALL_CHECKS],
+            [*ALL_ASSETS, *ALL_CHECKS],
             resources=resources(settings, data_dir, work_dir),
             selection=selection,
             run_config=run_config,
@@ -139,7 +130,9 @@ def good_build(
 def test_every_check_passes_on_a_good_build(good_build: dict[str, Any]) -> None:
     result = good_build["result"]
     found = evaluations(result)
-    assert set(found) == {spec.name for check in ALL_CHECKS for spec in check.check_specs}
+    assert set(found) == {spec.name for check in ALL_CHECKS for spec in check.check_specs} | {
+        RETRIEVAL_THRESHOLDS_CHECK
+    }
     failed = {name: e.description for name, e in found.items() if not e.passed}
     assert not failed
     assert materialized(result) >= DOWNSTREAM_OF_PARSE
@@ -252,7 +245,7 @@ def test_threshold_from_the_environment_or_run_config(
 def run_check(check: Any, resource_values: dict[str, Any]) -> Any:
     """Run one check alone (no asset is materialized); its evaluation."""
     result = dg.materialize(
-        [*KNOWLEDGE_GRAPH_ASSETS, *ALL_CHECKS],
+        [*ALL_ASSETS, *ALL_CHECKS],
         resources=resource_values,
         selection=dg.AssetSelection.checks(check),
         raise_on_error=False,
