@@ -262,7 +262,12 @@ _STOPWORD_LINES: Final = (
 _STOPWORDS: Final = frozenset(word for line in _STOPWORD_LINES for word in line.split())
 
 _WORD: Final = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
-_SENTENCE_BREAK: Final = re.compile(r"(?<=[.!?])\s+|\n+")
+#: A sentence ends at . ! or ? followed by space, but not after an initial ("Harold D.
+#: Whitcombe") or a title abbreviation, which archival names are full of.
+_SENTENCE_BREAK: Final = re.compile(
+    r"(?<=[.!?])(?<!\b[A-Z]\.)(?<!\bMr\.)(?<!\bDr\.)(?<!\bJr\.)(?<!\bSr\.)(?<!\bSt\.)"
+    r"(?<!\bMrs\.)(?<!\bGen\.)(?<!\bCol\.)(?<!\bLt\.)\s+|\n+"
+)
 
 
 def _fold(word: str) -> str:

@@ -40,6 +40,22 @@ GLOBAL_REDUCE_TOKENS = 2_000
 PROVENANCE_MEMBERS = 5
 
 
+#: Global search reads the finest level whose reports stay within this many: fine levels say
+#: the most (coarse extractive reports keep only the most central records), but every report
+#: is read per question.
+MAX_GLOBAL_REPORTS = 200
+
+
+def default_global_level(driver: Driver, database: str) -> int:
+    counts = report_cypher.reports_per_level(driver, database)
+    if not counts:
+        raise RuntimeError("no community reports in the graph: materialize community_reports")
+    for level in sorted(counts):
+        if counts[level] <= MAX_GLOBAL_REPORTS:
+            return level
+    return max(counts)
+
+
 def choose_mode(question: str, mode: Mode) -> Literal["local", "global"]:
     if mode != "auto":
         return mode
@@ -73,8 +89,8 @@ def _record_key(na_id: Any) -> str:
 def local_provenance(hits: list[SearchHit], used: set[int]) -> Provenance:
     """The hit records, their hierarchy (Includes) and authorities, as seed 004's subgraph."""
     provenance = Provenance()
+    # Hits first: a hit can also sit in another hit's hierarchy, and its role must win.
     for hit in hits:
-        # The hit first: it is also the last node of its own hierarchy path.
         provenance.node(
             _record_key(hit.naId),
             naId=hit.naId,
@@ -84,6 +100,7 @@ def local_provenance(hits: list[SearchHit], used: set[int]) -> Provenance:
             role="answer" if hit.naId in used else "retrieved",
             score=hit.score,
         )
+    for hit in hits:
         for node in hit.hierarchy:
             provenance.node(
                 _record_key(node["naId"]),
@@ -161,10 +178,7 @@ def ask(
                 provenance=local_provenance(hits, set(answer.used_na_ids)).to_dict(),
             )
     else:
-        levels = report_cypher.report_levels(driver, database)
-        if not levels:
-            raise RuntimeError("no community reports in the graph: materialize community_reports")
-        use_level = level if level is not None else max(levels)
+        use_level = level if level is not None else default_global_level(driver, database)
         rows = report_cypher.reports(driver, database, use_level)
         reports = [
             parse_report(row["report"], row["id"], int(row["level"]), row["generatedBy"] or "")

@@ -56,8 +56,10 @@ class Embedder:
             from sentence_transformers import SentenceTransformer
             from transformers.utils import logging as transformers_logging
 
-            # Weight-loading progress bars would land in every run log and CLI output.
+            # Weight-loading progress bars would land in every run log and CLI output, and
+            # counting the tokens of a long text (to split it) is not an error worth a warning.
             transformers_logging.disable_progress_bar()
+            transformers_logging.set_verbosity_error()
 
             kwargs: dict[str, Any] = {"device": self.device}
             if self.backend != "torch":

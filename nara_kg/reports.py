@@ -779,6 +779,9 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
+_RELATED_SUFFIX = re.compile(r" and [\d,]+ related records?$")
+
+
 def extractive_report(context: ReportContext) -> CommunityReport:
     """A deterministic report from the context alone, with no model.
 
@@ -798,7 +801,9 @@ def extractive_report(context: ReportContext) -> CommunityReport:
         top = _name(members[0])
         title = top if others <= 0 else f"{top} and {_plural(others, 'related record')}"
     elif context.sub_reports:
-        top = _clip(context.sub_reports[0].report.title, REPORT_TITLE_MAX_CHARS)
+        # The sub-report's title already ends in its own "and N related records".
+        top = _RELATED_SUFFIX.sub("", context.sub_reports[0].report.title)
+        top = _clip(top, REPORT_TITLE_MAX_CHARS)
         title = top if others <= 0 else f"{top} and {_plural(others, 'related record')}"
     else:
         title = f"Community {context.community_id}"

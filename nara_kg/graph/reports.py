@@ -74,7 +74,7 @@ ORDER BY c.id
 
 LEVELS = (
     f"MATCH (c:{Label.COMMUNITY}) WHERE c.report IS NOT NULL "
-    "RETURN DISTINCT c.level AS level ORDER BY level"
+    "RETURN c.level AS level, count(*) AS reports ORDER BY level"
 )
 
 
@@ -121,5 +121,5 @@ def reports(driver: Driver, database: str, level: int | None = None) -> Sequence
     return read_all(driver, database, REPORTS_OF_LEVEL, level=level)
 
 
-def report_levels(driver: Driver, database: str) -> list[int]:
-    return [int(r["level"]) for r in read_all(driver, database, LEVELS)]
+def reports_per_level(driver: Driver, database: str) -> dict[int, int]:
+    return {int(r["level"]): int(r["reports"]) for r in read_all(driver, database, LEVELS)}

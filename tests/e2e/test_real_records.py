@@ -180,3 +180,39 @@ def test_evaluation_on_real_titles(real_build: dict[str, Any]) -> None:
     evaluation = metadata_of(real_build["first"], "retrieval_evaluation")
     assert evaluation["n"] == 5
     assert evaluation["hit_at_5"] >= 0.8
+
+
+def test_ask_local_and_global_on_the_real_records(
+    real_build: dict[str, Any], neo4j_driver: Any
+) -> None:
+    from nara_kg.ask import ask
+    from nara_kg.llm import ExtractiveLLM
+
+    expected: Expected = real_build["expected"]
+    series = sorted(
+        (r for r in expected.full.values() if r["levelOfDescription"] == "series"),
+        key=lambda r: r["naId"],
+    )[0]
+    embedder = Embedder()
+    shown = ask(
+        neo4j_driver, "neo4j", embedder, ExtractiveLLM(), None, f"Show me {series['title']}"
+    )
+    assert shown["request_type"] == "show_records"
+    assert series["naId"] in [record["naId"] for record in shown["records"]]
+    # A global question about what the largest finest-level community is about.
+    records, _, _ = neo4j_driver.execute_query(
+        "MATCH (c:Community {level: 0}) RETURN c.id AS id, "
+        "split(c.title, ' and ')[0] AS title ORDER BY c.size DESC, c.id LIMIT 1"
+    )
+    answered = ask(
+        neo4j_driver,
+        "neo4j",
+        embedder,
+        ExtractiveLLM(),
+        None,
+        f"What are the main themes of {records[0]['title']}?",
+        mode="auto",
+    )
+    assert answered["mode"] == "global" and answered["level"] == 0
+    assert not answered["refused"]
+    assert records[0]["id"] in answered["communities"]

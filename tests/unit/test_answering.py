@@ -499,3 +499,14 @@ def test_an_oversized_summary_is_halved_to_fit() -> None:
     # Head: 7 words + "…" + 2 specials = 10 tokens; summary halved 40 -> 20 -> 10 words fits.
     assert block.summary == " ".join(f"w{i}" for i in range(10)) + " …"
     assert count_words(block.text) <= 20
+
+
+def test_initials_and_titles_do_not_end_a_sentence() -> None:
+    from nara_kg.answering import _SENTENCE_BREAK
+
+    text = "Letters of Harold D. Whitcombe to Mr. Smith. Henry Morgenthau, Jr. replied! Done?"
+    assert _SENTENCE_BREAK.split(text) == [
+        "Letters of Harold D. Whitcombe to Mr. Smith.",
+        "Henry Morgenthau, Jr. replied!",
+        "Done?",
+    ]
