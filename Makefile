@@ -37,8 +37,11 @@ demo: demo-data neo4j-start  ## Build the whole knowledge graph on the demo data
 	@echo
 	@echo "The knowledge graph is built. Where to look:"
 	@echo "  Dagster UI:   make ui   -> http://127.0.0.1:3000 (assets, lineage, metadata, checks)"
-	@echo "  Neo4j:        $$($(NARA_KG) neo4j status --json | $(BIN)/python -c 'import json,sys; d=json.load(sys.stdin); print(d[\"uri\"], \"user\", d[\"user\"])')"
-	@echo "  Sample query: $(NARA_KG) search \"records about relocation of Japanese Americans\""
+	@echo "  Neo4j:"
+	@$(NARA_KG) neo4j status | sed 's/^/                /'
+	@echo "  Sample query: $(NARA_KG) search \"cartography in Raven Landing\""
+	@echo "                $(NARA_KG) ask \"Who created the correspondence concerning flood control in Raven Landing?\""
+	@echo "                $(NARA_KG) ask \"What are the main themes of the flood control records?\" --json"
 	@echo "  Evaluation:   $(NARA_KG) eval --questions $(DEMO_DATA)/questions.jsonl"
 
 ui: $(STAMP)  ## Open the Dagster UI on the built graph

@@ -61,10 +61,20 @@ class Embedder:
             transformers_logging.disable_progress_bar()
             transformers_logging.set_verbosity_error()
 
+            path = resolve_model_path(self.model)
+            if self.backend == "onnx":
+                # sentence-transformers' own ONNX backend needs optimum-onnx, which pins an
+                # older transformers; the local model is exported once and cached instead.
+                from nara_kg.onnx_backend import load_onnx_sentence_transformer
+
+                self._model = load_onnx_sentence_transformer(
+                    path, device=self.device, name=self.model
+                )
+                return self._model
             kwargs: dict[str, Any] = {"device": self.device}
             if self.backend != "torch":
                 kwargs["backend"] = self.backend
-            self._model = SentenceTransformer(str(resolve_model_path(self.model)), **kwargs)
+            self._model = SentenceTransformer(str(path), **kwargs)
         return self._model
 
     @cached_property

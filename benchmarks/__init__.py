@@ -1,0 +1,1 @@
+"""The rerunnable benchmark suite (`nara-kg bench`, `make bench`); see BENCHMARKS.md."""

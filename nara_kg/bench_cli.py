@@ -1,0 +1,128 @@
+"""`nara-kg bench`: the benchmark suite (benchmarks/suite.py) from the command line."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from nara_kg.settings import PROJECT_ROOT
+
+
+def _import_suite():  # type: ignore[no-untyped-def]
+    """`benchmarks` lives at the repository root, beside the installed packages."""
+    try:
+        from benchmarks import suite
+    except ModuleNotFoundError:
+        sys.path.insert(0, str(PROJECT_ROOT))
+        from benchmarks import suite
+    return suite
+
+
+@click.command("bench")
+@click.option("--records", default=20_000, show_default=True, help="Records to generate.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object with every result.")
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=PROJECT_ROOT / "BENCHMARKS.md",
+    show_default=True,
+    help="Markdown report whose generated block is replaced with this run's results.",
+)
+@click.option("--no-report", is_flag=True, help="Do not touch the Markdown report.")
+@click.option(
+    "--json-out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also write the JSON result here (default: <scratch>/results.json).",
+)
+@click.option(
+    "--scratch",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=PROJECT_ROOT / "var" / "bench",
+    show_default=True,
+    help="Where the generated data and work directories go.",
+)
+@click.option("--skip-memory", is_flag=True, help="Skip the second build at records/4.")
+@click.option("--memory-records", type=int, default=None, help="Records of the memory build.")
+@click.option("--skip-onnx", is_flag=True, help="Skip the ONNX Runtime comparison.")
+@click.option(
+    "--onnx-sample",
+    default=2_000,
+    show_default=True,
+    help="Texts compared between ONNX and PyTorch (0 = all chunk texts).",
+)
+@click.option("--write-sample", default=2_000, show_default=True, help="Nodes per write method.")
+@click.option("--queries", default=100, show_default=True, help="Local search queries.")
+@click.option("--backend", default="torch", show_default=True, help="Embedding backend.")
+@click.option("--profile", is_flag=True, help="cProfile the full build; top functions reported.")
+@click.option(
+    "--quick",
+    is_flag=True,
+    help="Smoke run: 400 records (unless --records is given), no memory build, small samples.",
+)
+def bench_command(
+    records: int,
+    as_json: bool,
+    out: Path,
+    no_report: bool,
+    json_out: Path | None,
+    scratch: Path,
+    skip_memory: bool,
+    memory_records: int | None,
+    skip_onnx: bool,
+    onnx_sample: int,
+    write_sample: int,
+    queries: int,
+    backend: str,
+    profile: bool,
+    quick: bool,
+) -> None:
+    """Build a generated dataset and measure the build, embedding, writes, incremental
+    rebuild, queries and memory side by side (see BENCHMARKS.md).
+
+    Needs Neo4j (the local server is started when NEO4J_URI is unset); the benchmark owns that
+    database while it runs: it is wiped before each full build and at the end.
+    """
+    from nara_kg.settings import Neo4jSettings, apply_env_defaults, neo4j_home
+
+    apply_env_defaults()
+    suite = _import_suite()
+    settings = Neo4jSettings.from_env()
+    if settings.managed:
+        from nara_kg import neo4j_runtime
+
+        neo4j_runtime.start(settings, neo4j_home(), log=lambda m: click.echo(m, err=True))
+    if quick:
+        source = click.get_current_context().get_parameter_source("records")
+        if source is not None and source.name == "DEFAULT":
+            records = 400
+        skip_memory = True
+        onnx_sample = min(onnx_sample, 300)
+        write_sample = min(write_sample, 500)
+        queries = min(queries, 30)
+    options = suite.SuiteOptions(
+        records=records,
+        scratch=scratch,
+        memory=not skip_memory,
+        memory_records=memory_records,
+        onnx=not skip_onnx,
+        onnx_sample=onnx_sample,
+        write_sample=write_sample,
+        local_queries=queries,
+        backend=backend,
+        profile=profile,
+    )
+    results = suite.run_suite(options, settings, log=lambda m: click.echo(m, err=True))
+    target = json_out or scratch / "results.json"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(results, indent=2, default=str), encoding="utf-8")
+    if not no_report:
+        suite.update_benchmarks_md(out, results)
+        click.echo(f"report: {out}", err=True)
+    if as_json:
+        click.echo(json.dumps(results, indent=2, default=str))
+        return
+    click.echo(suite.markdown_report(results))
