@@ -92,3 +92,33 @@ def test_eval_json(built_by_cli: dict[str, Any], cli_env: dict[str, str]) -> Non
         assert key in report
     assert report["n"] == len(report["per_question_ranks"]) > 0
     assert report["hit_at_5"] >= 0.6
+
+
+def test_build_full_and_a_blocking_failure(
+    built_by_cli: dict[str, Any], cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    runner = built_by_cli["runner"]
+    data = Path(cli_env["NARA_DATA_DIR"])
+    full = runner.invoke(main, ["build", "--data", str(data), "--full", "--json"], env=cli_env)
+    assert full.exit_code == 0, full.output
+    summary = json.loads(full.stdout)
+    files = len(list((data / "descriptions").rglob("*.jsonl"))) + len(
+        list((data / "authority-records").rglob("*.jsonl"))
+    )
+    assert summary["full"] is True
+    assert (summary["files_processed"], summary["files_skipped"]) == (files, 0)
+    assert summary["records_loaded"] == 120 and summary["checks_failed"] == []
+
+    # A file of garbage pushes the rejected share past 1%: the blocking check stops the build.
+    bad = data / "descriptions" / "broken" / "broken-1.jsonl"
+    bad.parent.mkdir(parents=True)
+    bad.write_text("\n".join(["{not json"] * 5) + "\n")
+    failed = runner.invoke(main, ["build", "--data", str(data), "--json"], env=cli_env)
+    assert failed.exit_code == 1
+    summary = json.loads(failed.stdout)
+    assert summary["success"] is False
+    assert "parsed_records_reject_share" in summary["checks_failed"]
+    assert summary["lines_rejected"] == 5
+    assert summary["rejects_path"].endswith("rejects.parquet")
+    assert "graph_nodes" not in summary["assets"]
+    bad.unlink()
