@@ -113,6 +113,7 @@ def chunks(
             layout,
             count_tokens=embedder.count_tokens,
             max_tokens=embedder.max_tokens,
+            chunker_key=embedder.key,
             log=context.log.info,
         )
     return dg.MaterializeResult(
@@ -120,6 +121,8 @@ def chunks(
             **metadata,
             "records": result.records,
             "chunks": result.chunks,
+            "files_chunked": result.parts_chunked,
+            "files_reused_unchanged": result.parts_reused,
             "embedded_chunks": result.embedded_chunks,
             "multi_chunk_records": result.multi_chunk_records,
             "title_only_records": result.title_only_records,

@@ -288,6 +288,8 @@ class ChunkResult:
     title_only_records: int = 0
     max_tokens_seen: int = 0
     token_limit: int = 0
+    parts_chunked: int = 0
+    parts_reused: int = 0
     by_type: Counter[str] = field(default_factory=Counter)
     preview: list[dict[str, Any]] = field(default_factory=list)
 
@@ -359,55 +361,126 @@ def _chunk_rows(
     return rows
 
 
+CHUNKS_INDEX_SCHEMA = pa.schema(
+    [
+        ("file_id", pa.string()),
+        #: What the part was computed from: the file's content, the rows chosen from it, and
+        #: the chunker (model tokenizer and limit). Equal key, equal part: it is reused.
+        ("key", pa.string()),
+        ("stats", pa.string()),
+    ]
+)
+_STAT_FIELDS = (
+    "records",
+    "chunks",
+    "embedded_chunks",
+    "multi_chunk_records",
+    "title_only_records",
+)
+
+
+def _read_chunks_index(layout: WorkLayout) -> dict[str, dict[str, Any]]:
+    if not layout.chunks_index.exists():
+        return {}
+    return {row["file_id"]: row for row in pq.read_table(layout.chunks_index).to_pylist()}
+
+
+def _part_key(file: InputFile, rows_wanted: set[int], chunker_key: str) -> str:
+    digest = hashlib.sha256(f"{file.sha256}|{chunker_key}|".encode())
+    digest.update(",".join(map(str, sorted(rows_wanted))).encode())
+    return digest.hexdigest()
+
+
 def chunk_records(
     files: list[InputFile],
     layout: WorkLayout,
     *,
     count_tokens: TokenCounter,
     max_tokens: int,
+    chunker_key: str = "",
     log: Log = _quiet,
     preview_rows: int = 10,
 ) -> ChunkResult:
-    """Chunk every chosen record, one chunk part per input file."""
+    """Chunk every chosen record, one chunk part per input file.
+
+    A part whose file, chosen rows and chunker are unchanged since the last run is reused as
+    is: an incremental rebuild re-chunks only the files that changed.
+    """
     chosen = _chosen_by_part(layout)
+    previous = _read_chunks_index(layout)
     result = ChunkResult(token_limit=max_tokens)
     started = time.monotonic()
     live_parts = set()
+    index_rows: list[dict[str, Any]] = []
     for part_index, file in enumerate(files):
         rows_wanted = chosen.get(part_index, set())
-        out_rows: list[dict[str, Any]] = []
-        for row_index, record in enumerate(iter_rows(layout.parsed_part(file.file_id))):
-            if row_index not in rows_wanted:
-                continue
-            rows = _chunk_rows(record, count_tokens, max_tokens)
-            result.records += 1
-            result.chunks += len(rows)
-            result.by_type[record["nodeType"]] += 1
-            if len(rows) > 1:
-                result.multi_chunk_records += 1
-            if not record["bodyText"] and not record["isStub"]:
-                result.title_only_records += 1
-            for row in rows:
-                result.embedded_chunks += int(row["embed"])
-                result.max_tokens_seen = max(result.max_tokens_seen, row["tokens"])
-                if len(result.preview) < preview_rows and not row["isStub"]:
-                    result.preview.append(
-                        {k: row[k] for k in ("chunkId", "nodeType", "tokens", "text")}
-                    )
-            out_rows.extend(rows)
         path = layout.chunk_part(file.file_id)
-        tmp = path.with_suffix(".tmp")
-        pq.write_table(pa.Table.from_pylist(out_rows, schema=CHUNK_SCHEMA), tmp)
-        tmp.replace(path)
+        key = _part_key(file, rows_wanted, f"{chunker_key}|{max_tokens}")
+        known = previous.get(file.file_id)
         live_parts.add(path.name)
-        log(
-            f"chunked {part_index + 1}/{len(files)} {file.rel_path}: {len(out_rows)} chunks "
-            f"({time.monotonic() - started:.1f}s elapsed)"
-        )
+        if known is not None and known["key"] == key and path.exists():
+            stats = json.loads(known["stats"])
+            result.parts_reused += 1
+        else:
+            stats = _chunk_part(
+                layout, file, rows_wanted, path, count_tokens, max_tokens, result, preview_rows
+            )
+            result.parts_chunked += 1
+            log(
+                f"chunked {part_index + 1}/{len(files)} {file.rel_path}: {stats['chunks']} "
+                f"chunks ({time.monotonic() - started:.1f}s elapsed)"
+            )
+        for name in _STAT_FIELDS:
+            setattr(result, name, getattr(result, name) + stats[name])
+        result.by_type.update(stats["by_type"])
+        result.max_tokens_seen = max(result.max_tokens_seen, stats["max_tokens_seen"])
+        index_rows.append({"file_id": file.file_id, "key": key, "stats": json.dumps(stats)})
     for stale in layout.chunks_dir.glob("*.chunks.parquet"):
         if stale.name not in live_parts:
             stale.unlink()
+    pq.write_table(
+        pa.Table.from_pylist(index_rows, schema=CHUNKS_INDEX_SCHEMA), layout.chunks_index
+    )
     return result
+
+
+def _chunk_part(
+    layout: WorkLayout,
+    file: InputFile,
+    rows_wanted: set[int],
+    path: Path,
+    count_tokens: TokenCounter,
+    max_tokens: int,
+    result: ChunkResult,
+    preview_rows: int,
+) -> dict[str, Any]:
+    stats: dict[str, Any] = dict.fromkeys(_STAT_FIELDS, 0)
+    by_type: Counter[str] = Counter()
+    max_seen = 0
+    out_rows: list[dict[str, Any]] = []
+    for row_index, record in enumerate(iter_rows(layout.parsed_part(file.file_id))):
+        if row_index not in rows_wanted:
+            continue
+        rows = _chunk_rows(record, count_tokens, max_tokens)
+        stats["records"] += 1
+        stats["chunks"] += len(rows)
+        by_type[record["nodeType"]] += 1
+        stats["multi_chunk_records"] += int(len(rows) > 1)
+        stats["title_only_records"] += int(not record["bodyText"] and not record["isStub"])
+        for row in rows:
+            stats["embedded_chunks"] += int(row["embed"])
+            max_seen = max(max_seen, row["tokens"])
+            if len(result.preview) < preview_rows and not row["isStub"]:
+                result.preview.append(
+                    {k: row[k] for k in ("chunkId", "nodeType", "tokens", "text")}
+                )
+        out_rows.extend(rows)
+    tmp = path.with_suffix(".tmp")
+    pq.write_table(pa.Table.from_pylist(out_rows, schema=CHUNK_SCHEMA), tmp)
+    tmp.replace(path)
+    stats["by_type"] = dict(by_type)
+    stats["max_tokens_seen"] = max_seen
+    return stats
 
 
 def chunk_parts(layout: WorkLayout) -> list[Path]:

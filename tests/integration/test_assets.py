@@ -144,6 +144,10 @@ def test_indexes_online(neo4j_driver: Any) -> None:
 def test_second_run_changes_nothing(built: dict[str, Any]) -> None:
     second = built["second"]
     assert metadata_of(second, "parsed_records")["files_parsed"] == 0
+    assert metadata_of(second, "chunks")["files_chunked"] == 0
+    assert (
+        metadata_of(second, "chunks")["chunks"] == metadata_of(built["first"], "chunks")["chunks"]
+    )
     nodes = metadata_of(second, "graph_nodes")
     assert nodes["nodes_written"] == 0 and nodes["nodes_deleted"] == 0
     assert metadata_of(second, "text_embeddings")["embedded"] == 0

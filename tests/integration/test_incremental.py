@@ -58,6 +58,9 @@ def test_incremental_equals_full_rebuild_and_recovers_from_a_crash(
 
     parsed = metadata_of(incremental, "parsed_records")
     assert parsed["files_parsed"] == 1 and parsed["files_skipped_unchanged"] >= 1
+    chunked = metadata_of(incremental, "chunks")
+    assert chunked["files_chunked"] == 1
+    assert chunked["files_reused_unchanged"] == parsed["files_skipped_unchanged"]
     nodes = metadata_of(incremental, "graph_nodes")
     assert nodes["records_removed"] == 1
     # Only records of the changed file are rewritten (lines after the deleted one moved, so
