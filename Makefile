@@ -47,6 +47,9 @@ demo: demo-data neo4j-start  ## Build the whole knowledge graph on the demo data
 ui: $(STAMP)  ## Open the Dagster UI on the built graph
 	NARA_DATA_DIR=$${NARA_DATA_DIR:-$(CURDIR)/$(DEMO_DATA)} $(NARA_KG) ui
 
+bench: neo4j-start  ## Benchmark suite (BENCH_RECORDS=20000 by default); results in BENCHMARKS.md
+	$(NARA_KG) bench --records $${BENCH_RECORDS:-20000}
+
 lint: $(STAMP)  ## ruff + mypy
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -73,4 +76,4 @@ ci: lint validate test  ## What .ci/run runs
 clean:  ## Remove build outputs and working data (keeps .venv and the Neo4j home)
 	rm -rf var .pytest_cache .mypy_cache .ruff_cache
 
-.PHONY: help venv neo4j-start neo4j-stop demo-data demo ui lint validate test ci clean
+.PHONY: help venv neo4j-start neo4j-stop demo-data demo ui bench lint validate test ci clean

@@ -33,6 +33,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
@@ -101,8 +102,9 @@ class SuiteOptions:
     onnx: bool = True
     #: Texts the ONNX/PyTorch comparison runs on (a seeded random sample); 0 = all texts.
     onnx_sample: int = 2_000
-    #: Chunk nodes written both ways in the write comparison.
-    write_sample: int = 2_000
+    #: Chunk nodes written both ways in the write comparison (0 = every chunk of the build; the
+    #: seed's unindexed per-node MERGE is quadratic, so all of 20,000 records takes ~15 min).
+    write_sample: int = 10_000
     local_queries: int = 100
     global_queries: int = 10
     changed_share: float = 0.01
@@ -158,6 +160,134 @@ def open_driver(settings: Neo4jSettings) -> Any:
     driver = _open(settings)
     driver.verify_connectivity()
     return driver
+
+
+# =========================================================================== CPU and memory
+_CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One reading of /proc: this process's RSS and CPU, the local Neo4j server's CPU, and the
+    whole machine's busy and steal CPU (seconds since boot)."""
+
+    wall: float
+    rss_mb: float
+    self_cpu: float
+    server_cpu: float | None
+    machine_busy: float
+    machine_steal: float
+
+
+def _process_cpu(pid: int | str) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / _CLK_TCK
+
+
+def _rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def snapshot(server_pid: int | None = None) -> Snapshot | None:
+    """None where /proc is not there (not Linux)."""
+    try:
+        cpu = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+        user, nice, system, _idle, _iowait, irq, softirq, steal = cpu[:8]
+        server = None
+        if server_pid is not None:
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                server = _process_cpu(server_pid)
+        return Snapshot(
+            wall=time.time(),
+            rss_mb=_rss_mb(),
+            self_cpu=_process_cpu("self"),
+            server_cpu=server,
+            machine_busy=(user + nice + system + irq + softirq) / _CLK_TCK,
+            machine_steal=steal / _CLK_TCK,
+        )
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def cpu_between(before: Snapshot | None, after: Snapshot | None) -> dict[str, Any] | None:
+    """Where the machine's CPU went between two snapshots: this process, the Neo4j server,
+    everything else (other processes on a shared machine), and hypervisor steal."""
+    if before is None or after is None:
+        return None
+    wall = after.wall - before.wall
+    own = after.self_cpu - before.self_cpu
+    server = (
+        after.server_cpu - before.server_cpu
+        if after.server_cpu is not None and before.server_cpu is not None
+        else None
+    )
+    others = after.machine_busy - before.machine_busy - own - (server or 0.0)
+    capacity = wall * (os.cpu_count() or 1)
+    return {
+        "wall_seconds": _r(wall),
+        "process_cpu_seconds": _r(own),
+        "neo4j_cpu_seconds": _r(server) if server is not None else None,
+        "other_processes_cpu_seconds": _r(max(others, 0.0)),
+        "other_processes_share": _r(max(others, 0.0) / capacity, 3) if capacity else None,
+        "steal_seconds": _r(after.machine_steal - before.machine_steal),
+    }
+
+
+class Sampler(threading.Thread):
+    """Snapshots every `interval` seconds in the background, so that peak RSS and CPU can be
+    attributed to each step of a run afterwards (by the steps' event timestamps)."""
+
+    def __init__(self, server_pid: int | None, interval: float = 0.5) -> None:
+        super().__init__(daemon=True)
+        self.server_pid = server_pid
+        self.interval = interval
+        self.samples: list[Snapshot] = []
+        self._stop_event = threading.Event()
+
+    def run(self) -> None:
+        while True:
+            sample = snapshot(self.server_pid)
+            if sample is not None:
+                self.samples.append(sample)
+            if self._stop_event.wait(self.interval):
+                return
+
+    def stop(self) -> None:
+        self._stop_event.set()
+        self.join()
+        sample = snapshot(self.server_pid)
+        if sample is not None:
+            self.samples.append(sample)
+
+    def window(self, start: float, end: float) -> dict[str, Any] | None:
+        """Peak RSS and CPU split between wall-clock times `start` and `end`."""
+        if not self.samples:
+            return None
+        before = max(
+            (s for s in self.samples if s.wall <= start),
+            default=self.samples[0],
+            key=lambda s: s.wall,
+        )
+        after = min(
+            (s for s in self.samples if s.wall >= end),
+            default=self.samples[-1],
+            key=lambda s: s.wall,
+        )
+        inside = [s.rss_mb for s in self.samples if before.wall <= s.wall <= after.wall]
+        return {"peak_rss_mb": _r(max(inside), 1), **(cpu_between(before, after) or {})}
+
+
+def local_server_pid() -> int | None:
+    """The pid of the project's local Neo4j (NARA_KG_NEO4J_HOME), when it runs here."""
+    with contextlib.suppress(Exception):
+        from nara_kg.neo4j_runtime import running_pid
+        from nara_kg.settings import neo4j_home
+
+        return running_pid(neo4j_home())
+    return None
 
 
 # =========================================================================== data
@@ -235,10 +365,11 @@ def _resources(
     }
 
 
-def step_seconds(instance: Any, run_id: str) -> dict[str, float]:
-    """Wall time of every step of a run, from its STEP_START / STEP_SUCCESS events."""
+def step_windows(instance: Any, run_id: str) -> dict[str, tuple[float, float]]:
+    """(start, end) wall-clock time of every step of a run, from its STEP_START / STEP_SUCCESS
+    events."""
     started: dict[str, float] = {}
-    seconds: dict[str, float] = {}
+    windows: dict[str, tuple[float, float]] = {}
     for entry in instance.all_logs(run_id):
         event = entry.dagster_event
         if event is None or entry.step_key is None:
@@ -246,8 +377,8 @@ def step_seconds(instance: Any, run_id: str) -> dict[str, float]:
         if event.event_type_value == "STEP_START":
             started[entry.step_key] = entry.timestamp
         elif event.event_type_value == "STEP_SUCCESS" and entry.step_key in started:
-            seconds[entry.step_key] = round(entry.timestamp - started[entry.step_key], 3)
-    return seconds
+            windows[entry.step_key] = (started[entry.step_key], entry.timestamp)
+    return windows
 
 
 def materialize_all(
@@ -257,39 +388,60 @@ def materialize_all(
     *,
     backend: str = "torch",
     batch_size: int = 64,
+    incremental: bool = False,
+    sampler: Sampler | None = None,
 ) -> dict[str, Any]:
-    """Every asset of the code location, in process, timed per step and in total."""
+    """The assets of the project's full-rebuild job (every asset) or, with `incremental`, of its
+    incremental job (`jobs.kg_incremental`: all but the retrieval evaluation), in process,
+    timed per step and in total."""
     import dagster as dg
 
     from graph_assets import ALL_ASSETS
     from graph_assets.common import materialization_metadata
 
+    selection = None
+    if incremental:
+        from jobs import kg_incremental
+
+        selection = kg_incremental.selection
     instance = dg.DagsterInstance.ephemeral()
     started = time.perf_counter()
+    started_at = time.time()
     result = dg.materialize(
         ALL_ASSETS,
         resources=_resources(settings, data_dir, work_dir, backend, batch_size),
         instance=instance,
         raise_on_error=False,
+        selection=selection,
     )
     wall = time.perf_counter() - started
+    ended_at = time.time()
     if not result.success:
         failures = [event.message for event in result.all_events if event.is_failure]
         raise RuntimeError(f"the benchmark build failed: {failures}")
-    per_step = step_seconds(instance, result.run_id)
+    windows = step_windows(instance, result.run_id)
+    per_step = {step: round(end - start, 3) for step, (start, end) in windows.items()}
     metadata = materialization_metadata(result)
     scalars = {
         asset: {
-            k: v for k, v in values.items() if isinstance(v, int | float) and not isinstance(v, bool)
+            k: v
+            for k, v in values.items()
+            if isinstance(v, int | float) and not isinstance(v, bool)
         }
         for asset, values in metadata.items()
     }
-    return {
+    out: dict[str, Any] = {
         "seconds": round(wall, 3),
         "per_asset_seconds": dict(sorted(per_step.items(), key=lambda kv: -kv[1])),
         "outside_steps_seconds": round(wall - sum(per_step.values()), 3),
         "asset_metadata": scalars,
     }
+    if sampler is not None and sampler.samples:
+        out["resources"] = sampler.window(started_at, ended_at)
+        out["per_asset_resources"] = {
+            step: sampler.window(start, end) for step, (start, end) in windows.items()
+        }
+    return out
 
 
 def _chunk_texts(work_dir: Path) -> list[str]:
@@ -310,6 +462,7 @@ def measure_embedding(
     onnx_sample: int = 2_000,
     seed: int = 7,
     log: Log = _quiet,
+    probe: Callable[[], Snapshot | None] = lambda: None,
 ) -> dict[str, Any]:
     """Plain `SentenceTransformer.encode` of `texts` (the embedding time alone), and the ONNX
     backend against PyTorch on a seeded sample of the same texts (0 = all of them)."""
@@ -339,6 +492,7 @@ def measure_embedding(
     in_sample = set(sample)
     rest = [i for i in indices if i not in in_sample]
     log(f"plain encode of {len(texts)} texts ({backend}, batch {batch_size})")
+    before = probe()
     started = time.perf_counter()
     sample_vectors = encode(plain, [texts[i] for i in sample])
     sample_seconds = time.perf_counter() - started
@@ -346,6 +500,7 @@ def measure_embedding(
     if rest:
         encode(plain, [texts[i] for i in rest])
     rest_seconds = time.perf_counter() - started
+    plain_cpu = cpu_between(before, probe())
     total = sample_seconds + rest_seconds
     tokens = sum(len(ids) for ids in plain.tokenizer([*texts], truncation=False)["input_ids"])
     out: dict[str, Any] = {
@@ -355,6 +510,7 @@ def measure_embedding(
         "batch_size": batch_size,
         "seconds": round(total, 3),
         "chunks_per_second": round(len(texts) / total, 2) if total else None,
+        "cpu": plain_cpu,
         "onnx": None,
     }
     if not onnx:
@@ -408,6 +564,60 @@ def _profile_rows(stats_path: Path, limit: int = 30) -> list[dict[str, Any]]:
     return rows[:limit]
 
 
+def instrument_model_time() -> dict[str, Any]:
+    """Accumulate the time the build spends in the embedding model (loading it, encoding,
+    counting tokens) by wrapping `Embedder`'s methods in this process; the rest of the build's
+    wall time is the pipeline's own overhead."""
+    from nara_kg.embedding import Embedder
+
+    spent: dict[str, Any] = {
+        "loads": 0,
+        "load_seconds": 0.0,
+        "encode_calls": 0,
+        "encoded_texts": 0,
+        "encode_seconds": 0.0,
+        "count_tokens_calls": 0,
+        "count_tokens_seconds": 0.0,
+    }
+    original_load = Embedder._load
+    original_encode = Embedder.encode
+    original_count = Embedder.count_tokens
+
+    def _load(self: Any) -> Any:
+        if self._model is not None:
+            return original_load(self)
+        started = time.perf_counter()
+        try:
+            return original_load(self)
+        finally:
+            spent["loads"] += 1
+            spent["load_seconds"] += time.perf_counter() - started
+
+    def encode(self: Any, texts: list[str]) -> Any:
+        self._load()
+        started = time.perf_counter()
+        try:
+            return original_encode(self, texts)
+        finally:
+            spent["encode_calls"] += 1
+            spent["encoded_texts"] += len(texts)
+            spent["encode_seconds"] += time.perf_counter() - started
+
+    def count_tokens(self: Any, text: str) -> int:
+        self._load()
+        started = time.perf_counter()
+        try:
+            return original_count(self, text)
+        finally:
+            spent["count_tokens_calls"] += 1
+            spent["count_tokens_seconds"] += time.perf_counter() - started
+
+    Embedder._load = _load  # type: ignore[method-assign]
+    Embedder.encode = encode  # type: ignore[method-assign]
+    Embedder.count_tokens = count_tokens  # type: ignore[method-assign]
+    return spent
+
+
 def child_build(args: argparse.Namespace) -> dict[str, Any]:
     """The body of one child process: (wipe,) build, peak RSS, then optional embedding checks."""
     from nara_kg.settings import apply_env_defaults
@@ -421,20 +631,36 @@ def child_build(args: argparse.Namespace) -> dict[str, Any]:
             wipe_database(driver, settings.database)
         if work_dir.exists():
             shutil.rmtree(work_dir)
+    model_time = instrument_model_time()
+    server_pid = local_server_pid()
+    sampler = Sampler(server_pid)
+    sampler.start()
     profiler = None
     if args.profile:
         import cProfile
 
         profiler = cProfile.Profile()
         profiler.enable()
-    build = materialize_all(
-        settings, data_dir, work_dir, backend=args.backend, batch_size=args.batch_size
-    )
+    try:
+        build = materialize_all(
+            settings,
+            data_dir,
+            work_dir,
+            backend=args.backend,
+            batch_size=args.batch_size,
+            incremental=args.incremental,
+            sampler=sampler,
+        )
+    finally:
+        sampler.stop()
     if profiler is not None:
         profiler.disable()
         profiler.dump_stats(args.profile)
         build["profile_top"] = _profile_rows(Path(args.profile))
     build["peak_rss_mb"] = round(peak_rss_mb(), 1)
+    build["model_time"] = {
+        k: round(v, 3) if isinstance(v, float) else v for k, v in model_time.items()
+    }
     if args.embedding_check:
         build["embedding"] = measure_embedding(
             _chunk_texts(work_dir),
@@ -444,6 +670,7 @@ def child_build(args: argparse.Namespace) -> dict[str, Any]:
             onnx_sample=args.onnx_sample,
             seed=args.seed,
             log=lambda m: print(m, file=sys.stderr, flush=True),
+            probe=lambda: snapshot(server_pid),
         )
     return build
 
@@ -454,6 +681,7 @@ def build_in_subprocess(
     work_dir: Path,
     *,
     wipe: bool,
+    incremental: bool = False,
     embedding_check: bool = False,
     opts: SuiteOptions | None = None,
     profile_path: Path | None = None,
@@ -485,6 +713,8 @@ def build_in_subprocess(
     ]
     if wipe:
         command.append("--wipe")
+    if incremental:
+        command.append("--incremental")
     if embedding_check:
         command.append("--embedding-check")
     if not opts.onnx:
@@ -545,7 +775,7 @@ def _write_sample(work_dir: Path, size: int) -> list[dict[str, Any]]:
             continue
         for row in iter_rows(part, columns):
             rows.append(row)
-            if len(rows) >= size:
+            if 0 < size <= len(rows):
                 return rows
     return rows
 
@@ -681,11 +911,10 @@ def measure_local_search(
     """Hybrid local search (as `nara-kg search` and the evaluation asset run it), per query."""
     from nara_kg.search import local_search
 
-    for query in queries[:5]:  # warm-up: model, driver pool, page cache
+    for query in queries[:10]:  # warm-up: model, driver pool, page cache, query plans
         local_search(driver, database, embedder.encode, query, k=k)
     latencies = [
-        local_search(driver, database, embedder.encode, query, k=k).latency_ms
-        for query in queries
+        local_search(driver, database, embedder.encode, query, k=k).latency_ms for query in queries
     ]
     return {
         "queries": len(latencies),
@@ -785,14 +1014,23 @@ def targets_report(results: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 @contextlib.contextmanager
-def _phase(timings: dict[str, float], name: str, log: Log) -> Iterator[None]:
+def _phase(timings: dict[str, Any], name: str, log: Log) -> Iterator[None]:
+    """Time one phase, with the 1-minute load average before and after it (this machine may
+    be shared: a load that changes between phases moves the ratios between them)."""
     log(f"-- {name}")
     started = time.perf_counter()
+    load_before = os.getloadavg()[0]
     try:
         yield
     finally:
-        timings[name] = round(time.perf_counter() - started, 1)
-        log(f"-- {name}: {timings[name]:.1f}s")
+        seconds = round(time.perf_counter() - started, 1)
+        load_after = os.getloadavg()[0]
+        timings[name] = {
+            "seconds": seconds,
+            "load_before": round(load_before, 2),
+            "load_after": round(load_after, 2),
+        }
+        log(f"-- {name}: {seconds:.1f}s (load {load_before:.2f} -> {load_after:.2f})")
 
 
 def run_suite(opts: SuiteOptions, settings: Neo4jSettings, log: Log = _quiet) -> dict[str, Any]:
@@ -801,7 +1039,7 @@ def run_suite(opts: SuiteOptions, settings: Neo4jSettings, log: Log = _quiet) ->
 
     scratch = opts.scratch.resolve()
     scratch.mkdir(parents=True, exist_ok=True)
-    phases: dict[str, float] = {}
+    phases: dict[str, Any] = {}
     started_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     load_before = os.getloadavg()
     driver = open_driver(settings)
@@ -865,6 +1103,32 @@ def run_suite(opts: SuiteOptions, settings: Neo4jSettings, log: Log = _quiet) ->
                 "asset_metadata": full["asset_metadata"],
             }
         )
+        model = full["model_time"]
+        model_seconds = model["load_seconds"] + model["encode_seconds"]
+        model_seconds += model["count_tokens_seconds"]
+        results["build_model_time"] = model
+        results["build_model_seconds"] = _r(model_seconds)
+        results["build_overhead_seconds"] = _r(build_seconds - model_seconds)
+        results["build_overhead_share"] = _r((build_seconds - model_seconds) / build_seconds, 4)
+        #: Measured in the same process at the same time, so machine load that drifts between
+        #: the build and the plain encode after it does not move this one.
+        results["build_over_model_ratio"] = _r(build_seconds / model_seconds)
+        asset_encoding = text_meta.get("encoding_seconds")
+        if asset_embed_s and asset_encoding:
+            results["text_embeddings_overhead_share"] = _r(1 - asset_encoding / asset_embed_s, 4)
+        build_cpu = full.get("resources") or {}
+        plain_cpu = embedding.get("cpu") or {}
+        results["contention"] = {
+            "build": build_cpu or None,
+            "text_embeddings_step": (full.get("per_asset_resources") or {}).get("text_embeddings"),
+            "plain_encode": plain_cpu or None,
+        }
+        results["per_asset_resources"] = full.get("per_asset_resources")
+        if build_cpu.get("process_cpu_seconds") and plain_cpu.get("process_cpu_seconds"):
+            # CPU seconds do not grow when other processes compete for the cores (wall time
+            # does): the build's work (this process + Neo4j) over the plain encode's work.
+            work = build_cpu["process_cpu_seconds"] + (build_cpu.get("neo4j_cpu_seconds") or 0)
+            results["build_over_embedding_cpu_ratio"] = _r(work / plain_cpu["process_cpu_seconds"])
         onnx = embedding.get("onnx") or {}
         results["onnx"] = onnx or None
         results["onnx_vs_torch_ratio"] = onnx.get("ratio")
@@ -875,7 +1139,7 @@ def run_suite(opts: SuiteOptions, settings: Neo4jSettings, log: Log = _quiet) ->
         with _phase(phases, "incremental build after a 1% change", log):
             change = change_records(data_dir, opts.changed_share, opts.seed)
             incremental = build_in_subprocess(
-                settings, data_dir, work_dir, wipe=False, opts=opts, log=log
+                settings, data_dir, work_dir, wipe=False, incremental=True, opts=opts, log=log
             )
         results["incremental"] = {
             **change,
@@ -897,7 +1161,10 @@ def run_suite(opts: SuiteOptions, settings: Neo4jSettings, log: Log = _quiet) ->
             queries = _local_queries(data_dir, work_dir, opts.local_queries, opts.seed)
             local = measure_local_search(driver, settings.database, embedder, queries)
             global_ = measure_global_search(
-                driver, settings.database, embedder, _global_questions(data_dir, opts.global_queries)
+                driver,
+                settings.database,
+                embedder,
+                _global_questions(data_dir, opts.global_queries),
             )
         results["local_search"] = local
         results["local_search_p50_ms"] = local["p50_ms"]
@@ -993,64 +1260,170 @@ def markdown_report(results: dict[str, Any]) -> str:
     line("1", "whole build, wall time (s)", _fmt(r.get("build_seconds"), 1))
     line("1", "records / s", _fmt(r.get("records_per_second"), 1))
     line("1", "peak RSS of the build process (MB)", _fmt(r.get("peak_rss_mb"), 0))
-    line("2", "plain `SentenceTransformer.encode` of the same texts (s)",
-         _fmt(r.get("embedding_seconds"), 1))
-    line("2", "build / embedding alone", _fmt(r.get("build_over_embedding_ratio")),
-         "build_over_embedding_ratio")
-    line("2", "`text_embeddings` asset / plain encode",
-         _fmt(r.get("text_embeddings_over_plain_ratio")))
-    line("2", "chunks/s: plain encode / `text_embeddings` asset",
-         f"{_fmt(r.get('embedding_chunks_per_second'), 1)} / "
-         f"{_fmt(r.get('text_embeddings_chunks_per_second'), 1)}")
+    line(
+        "2",
+        "plain `SentenceTransformer.encode` of the same texts (s)",
+        _fmt(r.get("embedding_seconds"), 1),
+    )
+    line(
+        "2",
+        "build / embedding alone",
+        _fmt(r.get("build_over_embedding_ratio")),
+        "build_over_embedding_ratio",
+    )
+    model = r.get("build_model_time") or {}
+    line(
+        "2",
+        "time in the model during the build: load + encode + token counting (s)",
+        f"{_fmt(model.get('load_seconds'), 1)} + {_fmt(model.get('encode_seconds'), 1)} + "
+        f"{_fmt(model.get('count_tokens_seconds'), 1)} = {_fmt(r.get('build_model_seconds'), 1)}",
+    )
+    line(
+        "2",
+        "build time outside the model (s, share of the build)",
+        f"{_fmt(r.get('build_overhead_seconds'), 1)} "
+        f"({_fmt((r.get('build_overhead_share') or 0) * 100, 1)}%)",
+    )
+    line(
+        "2",
+        "build / time in the model during the build (same process, same time)",
+        _fmt(r.get("build_over_model_ratio")),
+    )
+    line(
+        "2",
+        "`text_embeddings` step time outside `encode` (share)",
+        f"{_fmt((r.get('text_embeddings_overhead_share') or 0) * 100, 1)}%",
+    )
+    line(
+        "2",
+        "`text_embeddings` asset / plain encode",
+        _fmt(r.get("text_embeddings_over_plain_ratio")),
+    )
+    line(
+        "2",
+        "chunks/s: plain encode / `text_embeddings` asset",
+        f"{_fmt(r.get('embedding_chunks_per_second'), 1)} / "
+        f"{_fmt(r.get('text_embeddings_chunks_per_second'), 1)}",
+    )
     onnx = r.get("onnx") or {}
-    line("2", f"ONNX Runtime / PyTorch throughput ({_fmt(onnx.get('texts'))} texts)",
-         _fmt(r.get("onnx_vs_torch_ratio")), "onnx_vs_torch_ratio")
+    line(
+        "2",
+        f"ONNX Runtime / PyTorch throughput ({_fmt(onnx.get('texts'))} texts)",
+        _fmt(r.get("onnx_vs_torch_ratio")),
+        "onnx_vs_torch_ratio",
+    )
     line("2", "ONNX min cosine to PyTorch", _fmt(r.get("onnx_min_cosine"), 6), "onnx_min_cosine")
     writes = r.get("writes") or {}
-    line("3", f"batched / seed writes ({_fmt(writes.get('sample_nodes'))} nodes + "
-         f"{_fmt(writes.get('sample_includes'))} Includes)",
-         _fmt(r.get("batched_vs_seed_write_ratio"), 1), "batched_vs_seed_write_ratio")
+    line(
+        "3",
+        f"batched / seed writes ({_fmt(writes.get('sample_nodes'))} nodes + "
+        f"{_fmt(writes.get('sample_includes'))} Includes)",
+        _fmt(r.get("batched_vs_seed_write_ratio"), 1),
+        "batched_vs_seed_write_ratio",
+    )
     if writes:
-        line("3", "nodes/s batched / seed",
-             f"{_fmt(writes['batched']['nodes_per_second'], 0)} / "
-             f"{_fmt(writes['seed']['nodes_per_second'], 0)} ({_fmt(writes['nodes_ratio'], 1)}x)")
-        line("3", "Includes/s batched / seed",
-             f"{_fmt(writes['batched']['rels_per_second'], 0)} / "
-             f"{_fmt(writes['seed']['rels_per_second'], 0)} ({_fmt(writes['rels_ratio'], 1)}x)")
+        line(
+            "3",
+            "nodes/s batched / seed",
+            f"{_fmt(writes['batched']['nodes_per_second'], 0)} / "
+            f"{_fmt(writes['seed']['nodes_per_second'], 0)} ({_fmt(writes['nodes_ratio'], 1)}x)",
+        )
+        line(
+            "3",
+            "Includes/s batched / seed",
+            f"{_fmt(writes['batched']['rels_per_second'], 0)} / "
+            f"{_fmt(writes['seed']['rels_per_second'], 0)} ({_fmt(writes['rels_ratio'], 1)}x)",
+        )
     inc = r.get("incremental") or {}
-    line("4", f"incremental after {_fmt(inc.get('records_changed'))} records changed "
-         f"({_fmt(inc.get('files_touched'))}/{_fmt(inc.get('files_total'))} files) (s)",
-         _fmt(inc.get("seconds"), 1))
-    line("4", "incremental / full build", _fmt(r.get("incremental_fraction"), 3),
-         "incremental_fraction")
+    line(
+        "4",
+        f"incremental after {_fmt(inc.get('records_changed'))} records changed "
+        f"({_fmt(inc.get('files_touched'))}/{_fmt(inc.get('files_total'))} files) (s)",
+        _fmt(inc.get("seconds"), 1),
+    )
+    line(
+        "4",
+        "incremental / full build",
+        _fmt(r.get("incremental_fraction"), 3),
+        "incremental_fraction",
+    )
     local = r.get("local_search") or {}
-    line("5", f"local (hybrid) search p50 / p95 (ms, {_fmt(local.get('queries'))} queries)",
-         f"{_fmt(r.get('local_search_p50_ms'), 1)} / {_fmt(r.get('local_search_p95_ms'), 1)}",
-         "local_search_p95_ms")
+    line(
+        "5",
+        f"local (hybrid) search p50 / p95 (ms, {_fmt(local.get('queries'))} queries)",
+        f"{_fmt(r.get('local_search_p50_ms'), 1)} / {_fmt(r.get('local_search_p95_ms'), 1)}",
+        "local_search_p95_ms",
+    )
     glob = r.get("global_search") or {}
-    line("5", f"global search p50 / p95 (ms, extractive, {_fmt(glob.get('queries'))} questions)",
-         f"{_fmt(r.get('global_search_p50_ms'), 1)} / {_fmt(r.get('global_search_p95_ms'), 1)}")
+    line(
+        "5",
+        f"global search p50 / p95 (ms, extractive, {_fmt(glob.get('queries'))} questions)",
+        f"{_fmt(r.get('global_search_p50_ms'), 1)} / {_fmt(r.get('global_search_p95_ms'), 1)}",
+    )
     memory = r.get("memory") or {}
-    line("6", f"peak RSS at {_fmt(memory.get('small_records'))} / "
-         f"{_fmt(memory.get('large_records'))} records (MB)",
-         f"{_fmt(memory.get('small_peak_rss_mb'), 0)} / "
-         f"{_fmt(memory.get('large_peak_rss_mb'), 0)}")
-    line("6", "peak memory growth (4x records)", _fmt(r.get("peak_memory_growth_ratio"), 3),
-         "peak_memory_growth_ratio")
+    line(
+        "6",
+        f"peak RSS at {_fmt(memory.get('small_records'))} / "
+        f"{_fmt(memory.get('large_records'))} records (MB)",
+        f"{_fmt(memory.get('small_peak_rss_mb'), 0)} / {_fmt(memory.get('large_peak_rss_mb'), 0)}",
+    )
+    line(
+        "6",
+        "peak memory growth (4x records)",
+        _fmt(r.get("peak_memory_growth_ratio"), 3),
+        "peak_memory_growth_ratio",
+    )
 
-    lines += ["", "Wall time per asset (full build, from the run's step events):", ""]
-    lines += ["| asset | full build (s) | share | incremental (s) |", "|---|---|---|---|"]
+    contention = r.get("contention") or {}
+    if any(contention.values()):
+        lines += [
+            "",
+            "Where the machine's CPU went (from /proc; other processes = everything on this "
+            "shared machine but the benchmark and its Neo4j):",
+            "",
+            "| phase | wall (s) | benchmark CPU-s | Neo4j CPU-s | other processes CPU-s "
+            "(share of all CPUs) |",
+            "|---|---|---|---|---|",
+        ]
+        for name, label in (
+            ("build", "whole build"),
+            ("text_embeddings_step", "`text_embeddings` step"),
+            ("plain_encode", "plain encode of the same texts"),
+        ):
+            row = contention.get(name)
+            if row:
+                lines.append(
+                    f"| {label} | {_fmt(row.get('wall_seconds'), 1)} | "
+                    f"{_fmt(row.get('process_cpu_seconds'), 1)} | "
+                    f"{_fmt(row.get('neo4j_cpu_seconds'), 1)} | "
+                    f"{_fmt(row.get('other_processes_cpu_seconds'), 1)} "
+                    f"({_fmt((row.get('other_processes_share') or 0) * 100, 0)}%) |"
+                )
+        if r.get("build_over_embedding_cpu_ratio") is not None:
+            lines += [
+                "",
+                "In CPU seconds, which competing processes do not inflate, the build (benchmark "
+                "process + Neo4j) costs "
+                f"**{_fmt(r.get('build_over_embedding_cpu_ratio'))}x** the plain encode.",
+            ]
+    lines += ["", "Wall time and peak RSS per asset (full build, from the run's step events):", ""]
+    lines += [
+        "| asset | full build (s) | share | peak RSS (MB) | incremental (s) |",
+        "|---|---|---|---|---|",
+    ]
     incremental_steps = inc.get("per_asset_seconds", {})
+    resources = r.get("per_asset_resources") or {}
     build = r.get("build_seconds") or 0
     for asset, seconds in (r.get("per_asset_seconds") or {}).items():
         share = f"{seconds / build:.1%}" if build else "-"
+        peak = (resources.get(asset) or {}).get("peak_rss_mb")
         lines.append(
-            f"| {asset} | {_fmt(seconds, 1)} | {share} | "
+            f"| {asset} | {_fmt(seconds, 1)} | {share} | {_fmt(peak, 0)} | "
             f"{_fmt(incremental_steps.get(asset), 1)} |"
         )
     lines.append(
         f"| (outside steps: run start, resources, events) | "
-        f"{_fmt(r.get('outside_steps_seconds'), 1)} | | |"
+        f"{_fmt(r.get('outside_steps_seconds'), 1)} | | | |"
     )
     if r.get("profile_top"):
         lines += ["", "Hottest functions of the full build (cProfile, by own time):", ""]
@@ -1099,6 +1472,7 @@ def _main(argv: list[str] | None = None) -> int:
     build.add_argument("--onnx-sample", type=int, default=2_000)
     build.add_argument("--seed", type=int, default=7)
     build.add_argument("--wipe", action="store_true")
+    build.add_argument("--incremental", action="store_true", help="the kg_incremental job")
     build.add_argument("--embedding-check", action="store_true")
     build.add_argument("--no-onnx", action="store_true")
     build.add_argument("--profile", default=None)

@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import click
 
 from nara_kg.settings import PROJECT_ROOT
 
 
-def _import_suite():  # type: ignore[no-untyped-def]
+def _import_suite() -> ModuleType:
     """`benchmarks` lives at the repository root, beside the installed packages."""
     try:
         from benchmarks import suite
@@ -54,7 +55,12 @@ def _import_suite():  # type: ignore[no-untyped-def]
     show_default=True,
     help="Texts compared between ONNX and PyTorch (0 = all chunk texts).",
 )
-@click.option("--write-sample", default=2_000, show_default=True, help="Nodes per write method.")
+@click.option(
+    "--write-sample",
+    default=10_000,
+    show_default=True,
+    help="Chunk nodes written each way in the write comparison (0 = all chunks of the build).",
+)
 @click.option("--queries", default=100, show_default=True, help="Local search queries.")
 @click.option("--backend", default="torch", show_default=True, help="Embedding backend.")
 @click.option("--profile", is_flag=True, help="cProfile the full build; top functions reported.")
@@ -101,7 +107,7 @@ def bench_command(
             records = 400
         skip_memory = True
         onnx_sample = min(onnx_sample, 300)
-        write_sample = min(write_sample, 500)
+        write_sample = min(write_sample or 500, 500)
         queries = min(queries, 30)
     options = suite.SuiteOptions(
         records=records,

@@ -11,6 +11,7 @@ from typing import Any, cast
 
 import click
 
+from nara_kg.bench_cli import bench_command
 from nara_kg.neo4j_cli import neo4j_group
 from nara_kg.settings import PROJECT_ROOT, Neo4jSettings, apply_env_defaults
 
@@ -33,6 +34,7 @@ def main() -> None:
 
 
 main.add_command(neo4j_group)
+main.add_command(bench_command)
 
 
 @main.command("demo-data")

@@ -15,6 +15,7 @@ and the vectors agree to a cosine of 0.9999+ (checked on export, and in tests).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -147,10 +148,9 @@ def export_model(st: SentenceTransformer, target_dir: Path) -> dict[str, Any]:
 
     setter = getattr(model, "set_attn_implementation", None)
     if setter is not None:
-        try:  # the eager attention graph is the one ONNX Runtime's optimizer fuses
+        # The eager attention graph is the one ONNX Runtime's optimizer fuses.
+        with contextlib.suppress(Exception):
             setter("eager")
-        except Exception:
-            pass
     target_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target_dir, prefix=".export-") as tmp:
         raw = Path(tmp) / "raw.onnx"

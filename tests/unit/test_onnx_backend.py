@@ -23,7 +23,7 @@ TEXTS = [
     "reports and photographs of the new homesteads. " * 2,
     # Longer than the model's 256 tokens: both backends must truncate it the same way.
     "Report on the construction of levees along the river, with maps and surveys. " * 40,
-    "Ünïcödé names: Zoë Ångström, José Nuñez — and an en dash, 1890–1910.",
+    "Ünïcödé names: Zoë Ångström, José Nuñez — and an en dash, 1890\u20131910.",
 ]
 
 
@@ -41,7 +41,9 @@ def test_onnx_vectors_match_pytorch(embedder: Embedder, onnx_embedder: Embedder)
     assert np.allclose(np.linalg.norm(onnx_vectors, axis=1), 1.0, atol=1e-4)
 
 
-def test_onnx_backend_keeps_the_model_interface(embedder: Embedder, onnx_embedder: Embedder) -> None:
+def test_onnx_backend_keeps_the_model_interface(
+    embedder: Embedder, onnx_embedder: Embedder
+) -> None:
     assert onnx_embedder.dimension == embedder.dimension
     assert onnx_embedder.max_tokens == embedder.max_tokens
     assert onnx_embedder.count_tokens(TEXTS[3]) == embedder.count_tokens(TEXTS[3])

@@ -1,0 +1,120 @@
+"""The benchmark suite itself, at a tiny size: every measurement runs and reports sane values.
+
+Timing targets are what the benchmark is for; they are never asserted here (a test machine's
+load decides them). The suite wipes the database it is given, like the other graph tests.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmarks import suite
+from nara_kg.settings import Neo4jSettings
+
+pytestmark = pytest.mark.integration
+
+HAS_ONNX = (
+    importlib.util.find_spec("onnxruntime") is not None
+    and importlib.util.find_spec("onnx") is not None
+)
+
+
+@pytest.fixture(scope="module")
+def results(neo4j_driver: Any, neo4j_settings: Neo4jSettings, tmp_path_factory: Any) -> Any:
+    options = suite.SuiteOptions(
+        records=80,
+        scratch=tmp_path_factory.mktemp("bench"),
+        memory=True,
+        memory_records=40,
+        onnx=HAS_ONNX,
+        onnx_sample=60,
+        write_sample=150,
+        local_queries=12,
+        global_queries=2,
+    )
+    return suite.run_suite(options, neo4j_settings)
+
+
+def _positive(value: Any) -> bool:
+    return isinstance(value, int | float) and math.isfinite(value) and value > 0
+
+
+def test_every_required_key_is_present_and_sane(results: dict[str, Any]) -> None:
+    json.dumps(results)  # one JSON object
+    missing = [key for key in suite.REQUIRED_KEYS if key not in results]
+    assert not missing, missing
+    assert results["records"] >= 40
+    for key in (
+        "build_seconds",
+        "embedding_seconds",
+        "build_over_embedding_ratio",
+        "batched_vs_seed_write_ratio",
+        "incremental_fraction",
+        "local_search_p95_ms",
+        "global_search_p95_ms",
+        "peak_rss_mb",
+        "peak_memory_growth_ratio",
+    ):
+        assert _positive(results[key]), (key, results[key])
+    # The build encodes every chunk text at least once, so it cannot beat encoding them alone
+    # by much; an incremental rebuild is cheaper than the full one.
+    assert results["build_seconds"] > 0.5 * results["embedding_seconds"]
+    assert results["incremental_fraction"] < 1.5
+    assert results["local_search_p50_ms"] <= results["local_search_p95_ms"]
+    assert results["peak_rss_mb"] > 50
+
+
+def test_build_is_timed_per_asset(results: dict[str, Any]) -> None:
+    steps = results["per_asset_seconds"]
+    for asset in ("raw_jsonl", "chunks", "graph_nodes", "text_embeddings", "community_reports"):
+        assert asset in steps, asset
+    assert sum(steps.values()) <= results["build_seconds"] + 1.0
+    assert results["embedded_chunks"] > 0
+    assert results["build_model_time"]["encoded_texts"] >= results["embedded_chunks"]
+    if Path("/proc/stat").exists():  # CPU and memory per step come from /proc (Linux)
+        assert results["per_asset_resources"]["text_embeddings"]["peak_rss_mb"] > 50
+        assert results["contention"]["plain_encode"]["process_cpu_seconds"] > 0
+        assert _positive(results["build_over_embedding_cpu_ratio"])
+
+
+def test_writes_compare_the_same_sample(results: dict[str, Any]) -> None:
+    writes = results["writes"]
+    assert writes["sample_nodes"] == min(150, results["chunks"])
+    # Both ways create the same Includes relationships from the same rows.
+    assert writes["seed_includes_created"] == writes["sample_includes"]
+    assert _positive(writes["batched"]["nodes_per_second"])
+    assert _positive(writes["seed"]["nodes_per_second"])
+
+
+def test_incremental_and_memory_sections(results: dict[str, Any]) -> None:
+    incremental = results["incremental"]
+    assert incremental["records_changed"] >= 1
+    assert incremental["embedded"] >= 1  # the changed texts were re-embedded, nothing else
+    assert incremental["embedded"] < results["embedded_chunks"]
+    memory = results["memory"]
+    assert memory["small_records"] == 40
+    assert _positive(memory["small_peak_rss_mb"])
+
+
+@pytest.mark.skipif(not HAS_ONNX, reason="onnxruntime/onnx not installed")
+def test_onnx_comparison(results: dict[str, Any]) -> None:
+    assert results["onnx"]["texts"] == 60
+    assert _positive(results["onnx_vs_torch_ratio"])
+    assert results["onnx_min_cosine"] >= 0.999
+
+
+def test_report_renders(results: dict[str, Any], tmp_path: Path) -> None:
+    report = tmp_path / "BENCHMARKS.md"
+    report.write_text("# Benchmarks\n\nhand-written notes\n", encoding="utf-8")
+    suite.update_benchmarks_md(report, results)
+    suite.update_benchmarks_md(report, results)  # the generated block is replaced, not added
+    text = report.read_text(encoding="utf-8")
+    assert text.count(suite.RESULTS_START) == 1
+    assert "hand-written notes" in text
+    assert "build / embedding alone" in text
