@@ -110,6 +110,8 @@ class SuiteOptions:
     changed_share: float = 0.01
     batch_size: int = 64
     backend: str = "torch"
+    #: `cpu`, `cuda`, ...: where the model runs (the EmbeddingModel resource's `device`).
+    device: str = "cpu"
     seed: int = 7
     #: Also run the full build under cProfile and keep the 30 hottest functions.
     profile: bool = False
@@ -348,7 +350,12 @@ def change_records(data_dir: Path, share: float, seed: int = 7) -> dict[str, Any
 
 # =========================================================================== one build
 def _resources(
-    settings: Neo4jSettings, data_dir: Path, work_dir: Path, backend: str, batch_size: int
+    settings: Neo4jSettings,
+    data_dir: Path,
+    work_dir: Path,
+    backend: str,
+    batch_size: int,
+    device: str = "cpu",
 ) -> dict[str, Any]:
     from resources import EmbeddingModel, LLMResource, Neo4jResource, PipelinePaths
 
@@ -359,7 +366,7 @@ def _resources(
             password=settings.password,
             database=settings.database,
         ),
-        "embedding_model": EmbeddingModel(backend=backend, batch_size=batch_size),
+        "embedding_model": EmbeddingModel(backend=backend, batch_size=batch_size, device=device),
         "llm": LLMResource(),
         "paths": PipelinePaths(data_dir=str(data_dir), work_dir=str(work_dir)),
     }
@@ -390,6 +397,7 @@ def materialize_all(
     batch_size: int = 64,
     incremental: bool = False,
     sampler: Sampler | None = None,
+    device: str = "cpu",
 ) -> dict[str, Any]:
     """The assets of the project's full-rebuild job (every asset) or, with `incremental`, of its
     incremental job (`jobs.kg_incremental`: all but the retrieval evaluation), in process,
@@ -409,7 +417,7 @@ def materialize_all(
     started_at = time.time()
     result = dg.materialize(
         ALL_ASSETS,
-        resources=_resources(settings, data_dir, work_dir, backend, batch_size),
+        resources=_resources(settings, data_dir, work_dir, backend, batch_size, device),
         instance=instance,
         raise_on_error=False,
         selection=selection,
@@ -457,6 +465,7 @@ def measure_embedding(
     *,
     model: str | None = None,
     backend: str = "torch",
+    device: str = "cpu",
     batch_size: int = 64,
     onnx: bool = True,
     onnx_sample: int = 2_000,
@@ -471,7 +480,7 @@ def measure_embedding(
     from nara_kg.embedding import DEFAULT_MODEL, Embedder
 
     model = model or DEFAULT_MODEL
-    plain = Embedder(model=model, backend=backend, batch_size=batch_size)._load()
+    plain = Embedder(model=model, backend=backend, device=device, batch_size=batch_size)._load()
 
     def encode(st: Any, batch: list[str]) -> Any:
         return st.encode(
@@ -521,12 +530,14 @@ def measure_embedding(
         out["onnx"] = {"skipped": f"onnxruntime is not importable: {error}"}
         return out
     load_started = time.perf_counter()
-    onnx_model = Embedder(model=model, backend="onnx", batch_size=batch_size)._load()
+    onnx_model = Embedder(model=model, backend="onnx", device=device, batch_size=batch_size)
+    onnx_model._load()
     load_seconds = time.perf_counter() - load_started
-    encode(onnx_model, texts[:8])
+    onnx_st = onnx_model._load()
+    encode(onnx_st, texts[:8])
     log(f"ONNX encode of {len(sample)} texts")
     started = time.perf_counter()
-    onnx_vectors = encode(onnx_model, [texts[i] for i in sample])
+    onnx_vectors = encode(onnx_st, [texts[i] for i in sample])
     onnx_seconds = time.perf_counter() - started
     cosines = np.sum(onnx_vectors * sample_vectors, axis=1)
     out["onnx"] = {
@@ -650,6 +661,7 @@ def child_build(args: argparse.Namespace) -> dict[str, Any]:
             batch_size=args.batch_size,
             incremental=args.incremental,
             sampler=sampler,
+            device=args.device,
         )
     finally:
         sampler.stop()
@@ -665,6 +677,7 @@ def child_build(args: argparse.Namespace) -> dict[str, Any]:
         build["embedding"] = measure_embedding(
             _chunk_texts(work_dir),
             backend=args.backend,
+            device=args.device,
             batch_size=args.batch_size,
             onnx=not args.no_onnx,
             onnx_sample=args.onnx_sample,
@@ -704,6 +717,8 @@ def build_in_subprocess(
         str(result_path),
         "--backend",
         opts.backend,
+        "--device",
+        opts.device,
         "--batch-size",
         str(opts.batch_size),
         "--onnx-sample",
@@ -1156,7 +1171,7 @@ def run_suite(opts: SuiteOptions, settings: Neo4jSettings, log: Log = _quiet) ->
         results["incremental_fraction"] = _r(incremental["seconds"] / build_seconds, 4)
 
         with _phase(phases, "queries", log):
-            embedder = Embedder(backend=opts.backend)
+            embedder = Embedder(backend=opts.backend, device=opts.device)
             embedder.encode(["warm-up"])
             queries = _local_queries(data_dir, work_dir, opts.local_queries, opts.seed)
             local = measure_local_search(driver, settings.database, embedder, queries)
@@ -1468,6 +1483,7 @@ def _main(argv: list[str] | None = None) -> int:
     build.add_argument("--work", required=True)
     build.add_argument("--out", required=True)
     build.add_argument("--backend", default="torch")
+    build.add_argument("--device", default="cpu")
     build.add_argument("--batch-size", type=int, default=64)
     build.add_argument("--onnx-sample", type=int, default=2_000)
     build.add_argument("--seed", type=int, default=7)

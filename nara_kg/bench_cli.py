@@ -62,7 +62,12 @@ def _import_suite() -> ModuleType:
     help="Chunk nodes written each way in the write comparison (0 = all chunks of the build).",
 )
 @click.option("--queries", default=100, show_default=True, help="Local search queries.")
-@click.option("--backend", default="torch", show_default=True, help="Embedding backend.")
+@click.option(
+    "--backend", default="torch", show_default=True, help="Embedding backend: torch or onnx."
+)
+@click.option(
+    "--device", default="cpu", show_default=True, help="Where the model runs: cpu, cuda, ..."
+)
 @click.option("--profile", is_flag=True, help="cProfile the full build; top functions reported.")
 @click.option(
     "--quick",
@@ -83,6 +88,7 @@ def bench_command(
     write_sample: int,
     queries: int,
     backend: str,
+    device: str,
     profile: bool,
     quick: bool,
 ) -> None:
@@ -119,6 +125,7 @@ def bench_command(
         write_sample=write_sample,
         local_queries=queries,
         backend=backend,
+        device=device,
         profile=profile,
     )
     results = suite.run_suite(options, settings, log=lambda m: click.echo(m, err=True))
