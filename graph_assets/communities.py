@@ -79,7 +79,8 @@ REPORT_TOKEN_BUDGET = 1_200
     description=(
         "One report per community, finest level first (GraphRAG): members' titles, excerpts "
         "and relationships ranked by degree within a token budget; an over-budget community "
-        "uses its sub-communities' reports, largest first. JSON {title, summary, rating, "
+        "uses its sub-communities' reports, largest first; a community with the same members "
+        "as its only sub-community takes that report. JSON {title, summary, rating, "
         "rating_explanation, findings} on the Community node, with an embedding of title + "
         "summary (vector index community_summaries). Generations are cached by prompt + model "
         "+ parameters: an unchanged community is never regenerated."
@@ -108,7 +109,8 @@ def community_reports(
             log=context.log.info,
         )
     context.log.info(
-        f"{result.communities} reports: {result.generated} generated, {result.cached} cached"
+        f"{result.communities} reports: {result.generated} generated, {result.cached} cached, "
+        f"{result.copied_from_sub_community} copied from an identical sub-community"
     )
     return dg.MaterializeResult(
         metadata={
@@ -117,9 +119,11 @@ def community_reports(
             "communities": result.communities,
             "generated": result.generated,
             "cached": result.cached,
+            "copied_from_sub_community": result.copied_from_sub_community,
             "used_sub_reports": result.used_sub_reports,
             "truncated_contexts": result.truncated,
             "summaries_embedded": result.summaries_embedded,
+            "summaries_encoded": result.summaries_encoded,
             "reports_per_level": counts_table(
                 {str(level): n for level, n in sorted(result.per_level.items())}, key="level"
             ),

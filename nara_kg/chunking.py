@@ -52,6 +52,8 @@ class Chunk:
     #: Exactly the text that is embedded and stored on the node: header + body piece.
     text: str
     text_hash: str
+    #: `count_tokens(text)`, counted once while fitting the text to the model.
+    tokens: int
 
 
 def _clip(value: str, limit: int) -> str:
@@ -119,18 +121,23 @@ def _split_to_token_budget(piece: str, budget: int, count: TokenCounter) -> list
     return fitted
 
 
-def _fit(head: str, piece: str, budget: int, max_tokens: int, count: TokenCounter) -> list[str]:
-    """`head` + piece, split as often as needed so that every text fits `max_tokens`."""
+def _fit(
+    head: str, piece: str, budget: int, max_tokens: int, count: TokenCounter
+) -> list[tuple[str, int]]:
+    """`head` + piece, split as often as needed so that every text fits `max_tokens`; each
+    text comes with its token count."""
     candidate = head + HEADER_BODY_SEPARATOR + piece
-    if count(candidate) <= max_tokens:
-        return [candidate]
-    texts: list[str] = []
+    tokens = count(candidate)
+    if tokens <= max_tokens:
+        return [(candidate, tokens)]
+    texts: list[tuple[str, int]] = []
     stack = list(reversed(_split_to_token_budget(piece, budget, count)))
     while stack:
         part = stack.pop()
         candidate = head + HEADER_BODY_SEPARATOR + part
-        if count(candidate) <= max_tokens or len(part) <= 1:
-            texts.append(candidate)
+        tokens = count(candidate)
+        if tokens <= max_tokens or len(part) <= 1:
+            texts.append((candidate, tokens))
         else:
             # Tokens are not additive across the join; halve the rare part that tips over.
             middle = len(part) // 2
@@ -157,8 +164,9 @@ def chunk_record(
     """
     head = build_header(header)
     pieces: Sequence[str] = split_body(body, chunk_size=chunk_size) if body else []
+    texts: list[tuple[str, int]]
     if not pieces:
-        texts = [head]
+        texts = [(head, count_tokens(head))]
     else:
         budget = max_tokens - count_tokens(head + HEADER_BODY_SEPARATOR)
         if budget < 16:
@@ -175,6 +183,7 @@ def chunk_record(
             chunk_id=chunk_id(na_id, seq),
             text=text,
             text_hash=text_hash(text),
+            tokens=tokens,
         )
-        for seq, text in enumerate(texts)
+        for seq, (text, tokens) in enumerate(texts)
     ]

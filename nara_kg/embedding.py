@@ -120,3 +120,26 @@ class Embedder:
             normalize_embeddings=True,
             show_progress_bar=False,
         )
+
+
+def release_free_memory() -> None:
+    """Hand freed heap pages back to the OS (glibc only; a no-op elsewhere).
+
+    Encoding allocates and frees large activation buffers per batch; glibc keeps the freed
+    arenas, so without this the process's resident size ratchets up with the input size.
+    """
+    global _MALLOC_TRIM
+    if _MALLOC_TRIM is None:
+        import ctypes
+        import ctypes.util
+
+        try:
+            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+            _MALLOC_TRIM = libc.malloc_trim
+        except (OSError, AttributeError):
+            _MALLOC_TRIM = False
+    if _MALLOC_TRIM:
+        _MALLOC_TRIM(0)
+
+
+_MALLOC_TRIM: Any = None

@@ -6,22 +6,34 @@ the difference, so re-runs are cheap and converge to the same graph after any in
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from neo4j import Driver
 
 from nara_kg import edges as edge_rules
-from nara_kg.embedding import Embedder
+from nara_kg.embedding import Embedder, release_free_memory
 from nara_kg.graph import embeddings as embedding_cypher
 from nara_kg.graph import nodes as node_cypher
+from nara_kg.graph import reports as report_cypher
 from nara_kg.graph.relationships import SyncResult, sync_edges
 from nara_kg.layout import WorkLayout
+from nara_kg.llm import describe
 from nara_kg.pipeline import iter_chunks, read_aliases, record_links
+from nara_kg.reports import (
+    CommunityReport,
+    MemberInfo,
+    RelationshipInfo,
+    ReportContext,
+    SubReport,
+    build_context,
+    generate_report,
+)
 from nara_kg.schema import AUTHORITY_RELATIONSHIPS, Prop, Rel
 
 Log = Callable[[str], None]
@@ -105,35 +117,47 @@ def embed_pending(
     embedder: Embedder,
     *,
     page_size: int = 512,
+    round_size: int = 16_384,
     log: Log = _quiet,
 ) -> EmbeddingResult:
-    """Embed every chunk whose text or model changed since it was last embedded."""
+    """Embed every chunk whose text or model changed since it was last embedded.
+
+    Pending chunks are read `round_size` at a time and encoded longest first, `page_size` per
+    call, so the model's batches hold texts of near-equal length (little padding), as one
+    `encode` over everything would; each page is written as soon as it is encoded, so an
+    interrupted run keeps its finished pages.
+    """
     started = time.perf_counter()
     result = EmbeddingResult(model_key=embedder.key, dimension=embedder.dimension)
     total_pending = embedding_cypher.count_pending(driver, database, embedder.key)
     log(f"{total_pending} chunks need an embedding (model {embedder.key})")
     while True:
-        page = embedding_cypher.fetch_pending(driver, database, embedder.key, page_size)
-        if not page:
+        pending = embedding_cypher.fetch_pending(driver, database, embedder.key, round_size)
+        if not pending:
             break
-        encode_started = time.perf_counter()
-        vectors = embedder.encode([row["text"] for row in page])
-        result.seconds_encoding += time.perf_counter() - encode_started
-        embedding_cypher.write_vectors(
-            driver,
-            database,
-            embedder.key,
-            [
-                {"id": r["id"], "hash": r["hash"], "vector": v}
-                for r, v in zip(page, vectors, strict=True)
-            ],
-        )
-        result.embedded += len(page)
-        log(
-            f"embedded {result.embedded}/{total_pending} chunks "
-            f"({result.chunks_per_second:.0f} chunks/s encoding)"
-        )
-        if result.embedded > total_pending * 2 + page_size:
+        pending.sort(key=lambda row: -len(row["text"]))
+        for offset in range(0, len(pending), page_size):
+            page = pending[offset : offset + page_size]
+            encode_started = time.perf_counter()
+            vectors = embedder.encode([row["text"] for row in page])
+            result.seconds_encoding += time.perf_counter() - encode_started
+            embedding_cypher.write_vectors(
+                driver,
+                database,
+                embedder.key,
+                [
+                    {"id": r["id"], "hash": r["hash"], "vector": v}
+                    for r, v in zip(page, vectors, strict=True)
+                ],
+            )
+            del vectors
+            release_free_memory()
+            result.embedded += len(page)
+            log(
+                f"embedded {result.embedded}/{total_pending} chunks "
+                f"({result.chunks_per_second:.0f} chunks/s encoding)"
+            )
+        if result.embedded > total_pending * 2 + round_size:
             raise RuntimeError("embedding loop is not converging: vectors are not being stored")
     result.seconds_total = time.perf_counter() - started
     return result
@@ -177,8 +201,6 @@ def _size_bucket(size: int) -> str:
 
 def detect_communities(driver: Driver, database: str, gds: Any) -> CommunityResult:
     """Hierarchical Leiden over first chunks; Community nodes and IN_COMMUNITY by difference."""
-    import hashlib
-
     from nara_kg.communities import build_hierarchy
     from nara_kg.graph import communities as community_cypher
 
@@ -210,7 +232,11 @@ class ReportRunResult:
     cached: int = 0
     used_sub_reports: int = 0
     truncated: int = 0
+    #: Communities with the same members as their only sub-community, given its report.
+    copied_from_sub_community: int = 0
     summaries_embedded: int = 0
+    #: Distinct summary texts encoded (equal summaries share one vector).
+    summaries_encoded: int = 0
     per_level: Counter[int] = field(default_factory=Counter)
     preview: list[dict[str, Any]] = field(default_factory=list)
 
@@ -222,6 +248,75 @@ def _excerpt(text: str | None, limit: int = 300) -> str | None:
     body = text.split("\n\n", 1)[1] if "\n\n" in text else ""
     body = " ".join(body.split())
     return body[:limit] or None
+
+
+def _same_level_batches(
+    communities: Sequence[dict[str, Any]], *, max_communities: int = 200, max_members: int = 20_000
+) -> Iterator[list[dict[str, Any]]]:
+    """Consecutive communities of one level, few enough (and with few enough members between
+    them) to read their contexts in one query; levels never mix, so a batch's sub-communities
+    are all done before it."""
+    batch: list[dict[str, Any]] = []
+    members = 0
+    for community in communities:
+        size = int(community["size"] or 0)
+        if batch and (
+            community["level"] != batch[-1]["level"]
+            or len(batch) >= max_communities
+            or members + size > max_members
+        ):
+            yield batch
+            batch, members = [], 0
+        batch.append(community)
+        members += size
+    if batch:
+        yield batch
+
+
+def _report_context(
+    community: dict[str, Any],
+    members: Sequence[dict[str, Any]],
+    relationships: Sequence[dict[str, Any]],
+    done: dict[str, tuple[CommunityReport, int, frozenset[int]]],
+    *,
+    token_budget: int,
+    count_tokens: Callable[[str], int],
+    row_costs: dict[str, int],
+) -> ReportContext:
+    return build_context(
+        community["id"],
+        int(community["level"]),
+        [
+            MemberInfo(
+                na_id=int(m["naId"]),
+                title=m["title"],
+                node_type=m["nodeType"] or "record",
+                degree=int(m["degree"]),
+                excerpt=_excerpt(m["text"]),
+                source=m["source"],
+            )
+            for m in members
+        ],
+        [
+            RelationshipInfo(
+                source_na_id=int(r["source"]),
+                target_na_id=int(r["target"]),
+                rel_type=r["type"],
+                source_title=r["sourceTitle"],
+                target_title=r["targetTitle"],
+                degree=int(r["degree"]),
+            )
+            for r in relationships
+        ],
+        [
+            SubReport(child, done[child][1], done[child][0], done[child][2])
+            for child in community["children"]
+            if child in done
+        ],
+        token_budget=token_budget,
+        count_tokens=count_tokens,
+        row_costs=row_costs,
+    )
 
 
 def generate_community_reports(
@@ -236,116 +331,118 @@ def generate_community_reports(
 ) -> ReportRunResult:
     """One report per community, finest level first, so that a coarser community whose members
     do not fit the budget can use its sub-communities' reports instead."""
-    import hashlib
-
-    from nara_kg.graph import reports as report_cypher
-    from nara_kg.llm import describe
-    from nara_kg.reports import (
-        CommunityReport,
-        MemberInfo,
-        RelationshipInfo,
-        SubReport,
-        build_context,
-        generate_report,
-    )
-
     result = ReportRunResult()
     done: dict[str, tuple[CommunityReport, int, frozenset[int]]] = {}
+    context_keys: dict[str, str] = {}
+    row_costs: dict[str, int] = {}
     rows: list[dict[str, Any]] = []
     communities = report_cypher.communities(driver, database)
     generator = describe(llm)
-    for position, community in enumerate(communities, start=1):
-        members = report_cypher.members(driver, database, community["id"])
-        member_infos = [
-            MemberInfo(
-                na_id=int(m["naId"]),
-                title=m["title"],
-                node_type=m["nodeType"] or "record",
-                degree=int(m["degree"]),
-                excerpt=_excerpt(m["text"]),
-                source=m["source"],
-            )
-            for m in members
-        ]
-        na_ids = sorted(info.na_id for info in member_infos)
-        relationship_infos = [
-            RelationshipInfo(
-                source_na_id=int(r["source"]),
-                target_na_id=int(r["target"]),
-                rel_type=r["type"],
-                source_title=r["sourceTitle"],
-                target_title=r["targetTitle"],
-                degree=int(r["degree"]),
-            )
-            for r in report_cypher.relationships(driver, database, na_ids)
-        ]
-        sub_reports = [
-            SubReport(child, done[child][1], done[child][0], done[child][2])
-            for child in community["children"]
-            if child in done
-        ]
-        context = build_context(
-            community["id"],
-            int(community["level"]),
-            member_infos,
-            relationship_infos,
-            sub_reports,
-            token_budget=token_budget,
-            count_tokens=embedder.count_tokens,
+    position = 0
+    for batch in _same_level_batches(communities):
+        # A community whose only sub-community has all of its members is that sub-community
+        # seen one level up: it takes the sub-community's report instead of a second
+        # generation (an LLM call with a real backend) that could only say the same.
+        copies = {
+            c["id"]: c["children"][0]
+            for c in batch
+            if len(c["children"]) == 1
+            and c["children"][0] in done
+            and done[c["children"][0]][1] == int(c["size"] or 0)
+        }
+        to_read = [c["id"] for c in batch if c["id"] not in copies]
+        members_of = report_cypher.members_of_many(driver, database, to_read)
+        relationships_of = report_cypher.relationships_within(
+            driver,
+            database,
+            {cid: [int(m["naId"]) for m in members_of[cid]] for cid in to_read},
         )
-        report, was_cached = generate_report(context, llm, cache)
-        done[community["id"]] = (report, len(na_ids), frozenset(na_ids))
-        result.communities += 1
-        result.cached += int(was_cached)
-        result.generated += int(not was_cached)
-        result.used_sub_reports += int(context.used_sub_reports)
-        result.truncated += int(context.truncated)
-        result.per_level[int(community["level"])] += 1
-        context_key = hashlib.sha256(f"{generator}\n{context.text}".encode()).hexdigest()[:16]
-        rows.append(
-            {
-                "id": community["id"],
-                "title": report.title,
-                "summary": report.summary,
-                "rating": float(report.rating),
-                "rating_explanation": report.rating_explanation,
-                "findings": json.dumps(
-                    [{"summary": f.summary, "explanation": f.explanation} for f in report.findings],
-                    ensure_ascii=False,
-                ),
-                "report": report.to_json(),
-                "generatedBy": report.generated_by,
-                "contextKey": context_key,
-            }
-        )
-        if len(result.preview) < 15:
-            result.preview.append(
+        for community in batch:
+            position += 1
+            community_id = community["id"]
+            level = int(community["level"])
+            child = copies.get(community_id)
+            if child is not None:
+                child_report, size, na_ids = done[child]
+                report = replace(child_report, community_id=community_id, level=level)
+                done[community_id] = (report, size, na_ids)
+                context_key = context_keys[child]
+                result.copied_from_sub_community += 1
+            else:
+                context = _report_context(
+                    community,
+                    members_of[community_id],
+                    relationships_of[community_id],
+                    done,
+                    token_budget=token_budget,
+                    count_tokens=embedder.count_tokens,
+                    row_costs=row_costs,
+                )
+                report, was_cached = generate_report(context, llm, cache)
+                na_ids = frozenset(int(m["naId"]) for m in members_of[community_id])
+                done[community_id] = (report, len(na_ids), na_ids)
+                context_key = hashlib.sha256(f"{generator}\n{context.text}".encode()).hexdigest()[
+                    :16
+                ]
+                result.cached += int(was_cached)
+                result.generated += int(not was_cached)
+                result.used_sub_reports += int(context.used_sub_reports)
+                result.truncated += int(context.truncated)
+            context_keys[community_id] = context_key
+            result.communities += 1
+            result.per_level[level] += 1
+            rows.append(
                 {
-                    "id": community["id"],
-                    "size": len(na_ids),
+                    "id": community_id,
                     "title": report.title,
-                    "rating": report.rating,
+                    "summary": report.summary,
+                    "rating": float(report.rating),
+                    "rating_explanation": report.rating_explanation,
+                    "findings": json.dumps(
+                        [
+                            {"summary": f.summary, "explanation": f.explanation}
+                            for f in report.findings
+                        ],
+                        ensure_ascii=False,
+                    ),
+                    "report": report.to_json(),
+                    "generatedBy": report.generated_by,
+                    "contextKey": context_key,
                 }
             )
-        if position % 50 == 0:
-            log(f"reports: {position}/{len(communities)} ({result.cached} from cache)")
+            if len(result.preview) < 15:
+                result.preview.append(
+                    {
+                        "id": community_id,
+                        "size": len(na_ids),
+                        "title": report.title,
+                        "rating": report.rating,
+                    }
+                )
+            if position % 200 == 0:
+                log(f"reports: {position}/{len(communities)} ({result.cached} from cache)")
     report_cypher.write_reports(driver, database, rows)
 
     report_cypher.ensure_summary_index(driver, database, embedder.dimension)
     pending = list(report_cypher.pending_summary_embeddings(driver, database, embedder.key))
     if pending:
-        vectors = embedder.encode([row["text"] for row in pending])
+        # A community with the same members as its only sub-community gets the same report,
+        # so many summaries repeat across levels; each distinct text is encoded once.
+        texts = sorted({row["text"] for row in pending}, key=len, reverse=True)
+        vectors = dict(zip(texts, embedder.encode(texts), strict=True))
         report_cypher.write_summary_embeddings(
             driver,
             database,
             [
                 {
                     "id": row["id"],
-                    "vector": [float(x) for x in vector],
+                    "vector": [float(x) for x in vectors[row["text"]]],
                     "key": f"{embedder.key}|{row['key']}",
                 }
-                for row, vector in zip(pending, vectors, strict=True)
+                for row in pending
             ],
         )
+        result.summaries_encoded = len(texts)
+        release_free_memory()
     result.summaries_embedded = len(pending)
     return result

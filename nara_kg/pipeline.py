@@ -350,7 +350,7 @@ def _chunk_rows(
                 "embed": embed,
                 "text": chunk.text,
                 "textHash": chunk.text_hash,
-                "tokens": count_tokens(chunk.text),
+                "tokens": chunk.tokens,
                 "props": json.dumps(node_props, ensure_ascii=False, sort_keys=True),
                 "rowHash": _row_hash(node_props, embed),
                 "chunkCount": len(chunks) if first else None,

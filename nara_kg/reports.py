@@ -322,11 +322,16 @@ def _leaf_schedule(
 
 
 class _Budget:
-    def __init__(self, count_tokens: TokenCounter, token_budget: int) -> None:
+    def __init__(
+        self,
+        count_tokens: TokenCounter,
+        token_budget: int,
+        row_costs: dict[str, int] | None = None,
+    ) -> None:
         self.count = count_tokens
         self.budget = token_budget
         self.specials = count_tokens("")
-        self._row_costs: dict[str, int] = {}
+        self._row_costs: dict[str, int] = {} if row_costs is None else row_costs
 
     def row(self, text: str) -> int:
         cost = self._row_costs.get(text)
@@ -400,10 +405,15 @@ def build_context(
     *,
     token_budget: int,
     count_tokens: TokenCounter,
+    row_costs: dict[str, int] | None = None,
 ) -> ReportContext:
-    """The report context of one community within `token_budget` (rules in the module doc)."""
+    """The report context of one community within `token_budget` (rules in the module doc).
+
+    `row_costs` (row text -> tokens) may be shared between the calls of one run with the same
+    `count_tokens`: a member's row reads the same at every level of the hierarchy.
+    """
     ranked = _Ranked.of(members, relationships)
-    budget = _Budget(count_tokens, token_budget)
+    budget = _Budget(count_tokens, token_budget, row_costs)
     skeleton = budget.count(_render([], [], []))
     if skeleton > token_budget:
         raise ValueError(
@@ -446,9 +456,13 @@ def build_context(
         rel_keys={_rel_key(r) for r in ranked.rels},
     )
     text = _render_selection(ranked, everything)
-    tokens = count_tokens(text)
-    if tokens <= token_budget:
-        return result(everything, text, tokens)
+    # Every word is at least one token for word-piece and byte-pair tokenizers alike, so a text
+    # of more than twice as many words as the budget cannot fit; not counting it saves
+    # tokenizing every record of a large community.
+    if len(text.split()) <= 2 * token_budget:
+        tokens = count_tokens(text)
+        if tokens <= token_budget:
+            return result(everything, text, tokens)
 
     # 2. Substitute sub-reports, largest sub-community first, until the whole context fits.
     sub_order = sorted(sub_reports, key=lambda sub: (-sub.size, sub.community_id))
@@ -809,8 +823,9 @@ def extractive_report(context: ReportContext) -> CommunityReport:
         title = f"Community {context.community_id}"
 
     sentences = [
-        f"{EXTRACTIVE_SUMMARY_PREFIX} community {context.community_id} (level {context.level}) "
-        f"groups {_plural(total, 'record')} linked by "
+        # No community id or level: a summary describes content, and two communities with the
+        # same content (one the other seen a level up) get the same summary and embedding.
+        f"{EXTRACTIVE_SUMMARY_PREFIX} this community groups {_plural(total, 'record')} linked by "
         f"{_plural(context.relationships_total, 'relationship')}."
     ]
     if members:

@@ -25,18 +25,32 @@ ORDER BY c.level, c.id
 
 #: Every record under a community, directly or through its sub-communities, with its degree
 #: in the projected graph (Includes + authority relationships), as GraphRAG ranks by degree.
+_MEMBER = f"""{{
+    naId: m.{Prop.NA_ID}, title: coalesce(m.{Prop.TITLE}, m.{Prop.HEADING}),
+    nodeType: m.{Prop.NODE_TYPE}, text: m.{Prop.TEXT}, source: m.{Prop.SOURCE},
+    degree: COUNT {{ (m)-[:{_RELS}]-(:{Label.CHUNK} {{{Prop.CHUNK_SEQ_ID}: 0}}) }}
+}}"""
+
 MEMBERS = f"""
 MATCH (c:{Label.COMMUNITY} {{id: $id}})
 MATCH (m:{Label.CHUNK})-[:{Rel.IN_COMMUNITY}*1..12]->(c)
-RETURN m.{Prop.NA_ID} AS naId, coalesce(m.{Prop.TITLE}, m.{Prop.HEADING}) AS title,
-       m.{Prop.NODE_TYPE} AS nodeType, m.{Prop.TEXT} AS text, m.{Prop.SOURCE} AS source,
-       COUNT {{ (m)-[:{_RELS}]-(:{Label.CHUNK} {{{Prop.CHUNK_SEQ_ID}: 0}}) }} AS degree
+RETURN {_MEMBER} AS member
 """
 
-RELATIONSHIPS = f"""
+#: :data:`MEMBERS` for many communities in one round trip.
+MEMBERS_OF_MANY = f"""
+UNWIND $ids AS id
+MATCH (c:{Label.COMMUNITY} {{id: id}})
+MATCH (m:{Label.CHUNK})-[:{Rel.IN_COMMUNITY}*1..12]->(c)
+RETURN id, collect({_MEMBER}) AS members
+"""
+
+#: Relationships leaving the given first chunks, with the summed degree of both ends; the
+#: caller keeps those whose target is in the same community.
+RELATIONSHIPS_FROM = f"""
 UNWIND $naIds AS id
 MATCH (a:{Label.CHUNK} {{{Prop.NA_ID}: id, {Prop.CHUNK_SEQ_ID}: 0}})-[r:{_RELS}]->(b:{Label.CHUNK})
-WHERE b.{Prop.CHUNK_SEQ_ID} = 0 AND b.{Prop.NA_ID} IN $naIds
+WHERE b.{Prop.CHUNK_SEQ_ID} = 0
 RETURN a.{Prop.NA_ID} AS source, b.{Prop.NA_ID} AS target, type(r) AS type,
        coalesce(a.{Prop.TITLE}, a.{Prop.HEADING}) AS sourceTitle,
        coalesce(b.{Prop.TITLE}, b.{Prop.HEADING}) AS targetTitle,
@@ -83,11 +97,40 @@ def communities(driver: Driver, database: str) -> Sequence[dict[str, Any]]:
 
 
 def members(driver: Driver, database: str, community_id: str) -> Sequence[dict[str, Any]]:
-    return read_all(driver, database, MEMBERS, id=community_id)
+    return [row["member"] for row in read_all(driver, database, MEMBERS, id=community_id)]
 
 
-def relationships(driver: Driver, database: str, na_ids: list[int]) -> Sequence[dict[str, Any]]:
-    return read_all(driver, database, RELATIONSHIPS, naIds=na_ids)
+def members_of_many(
+    driver: Driver, database: str, community_ids: Sequence[str]
+) -> dict[str, list[dict[str, Any]]]:
+    """Members per community id, for many communities in one query."""
+    if not community_ids:
+        return {}
+    rows = read_all(driver, database, MEMBERS_OF_MANY, ids=list(community_ids))
+    found = {row["id"]: list(row["members"]) for row in rows}
+    return {community_id: found.get(community_id, []) for community_id in community_ids}
+
+
+def relationships_within(
+    driver: Driver, database: str, groups: dict[str, list[int]]
+) -> dict[str, list[dict[str, Any]]]:
+    """For each community (id -> member naIds), the relationships between its members."""
+    wanted = sorted({na_id for na_ids in groups.values() for na_id in na_ids})
+    if not wanted:
+        return {community_id: [] for community_id in groups}
+    outgoing: dict[int, list[dict[str, Any]]] = {}
+    for row in read_all(driver, database, RELATIONSHIPS_FROM, naIds=wanted):
+        outgoing.setdefault(int(row["source"]), []).append(row)
+    result: dict[str, list[dict[str, Any]]] = {}
+    for community_id, na_ids in groups.items():
+        inside = set(na_ids)
+        result[community_id] = [
+            row
+            for na_id in na_ids
+            for row in outgoing.get(na_id, ())
+            if int(row["target"]) in inside
+        ]
+    return result
 
 
 def write_reports(driver: Driver, database: str, rows: list[dict[str, Any]]) -> int:

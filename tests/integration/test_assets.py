@@ -157,7 +157,8 @@ def test_second_run_changes_nothing(built: dict[str, Any]) -> None:
     communities = metadata_of(second, "graph_communities")
     assert (communities["membership_added"], communities["membership_removed"]) == (0, 0)
     reports = metadata_of(second, "community_reports")
-    assert reports["generated"] == 0 and reports["cached"] == reports["communities"] > 0
+    assert reports["generated"] == 0
+    assert reports["cached"] + reports["copied_from_sub_community"] == reports["communities"] > 0
     assert reports["summaries_embedded"] == 0
 
 
@@ -197,6 +198,55 @@ def test_communities_and_reports(built: dict[str, Any], neo4j_driver: Any) -> No
     assert in_community > 0.5 * scalar(
         neo4j_driver, "MATCH (c:Chunk {chunkSeqId: 0}) RETURN count(c)"
     )
+
+
+def test_a_community_identical_to_its_only_sub_community_shares_its_report(
+    built: dict[str, Any], neo4j_driver: Any
+) -> None:
+    pairs, _, _ = neo4j_driver.execute_query(
+        "MATCH (c:Community) WHERE COUNT { (:Community)-[:IN_COMMUNITY]->(c) } = 1 "
+        "MATCH (child:Community)-[:IN_COMMUNITY]->(c) WHERE child.size = c.size "
+        "RETURN c.report AS report, child.report AS childReport, c.summary AS summary, "
+        "child.summary AS childSummary, c.summaryEmbedding = child.summaryEmbedding AS same"
+    )
+    reports = metadata_of(built["first"], "community_reports")
+    assert reports["copied_from_sub_community"] == len(pairs) > 0
+    for pair in pairs:
+        assert pair["report"] == pair["childReport"] and pair["summary"] == pair["childSummary"]
+        assert pair["same"] is True
+    # Equal summaries are encoded once.
+    assert reports["summaries_encoded"] < reports["summaries_embedded"] == reports["communities"]
+
+
+def test_batched_context_reads_match_one_community_at_a_time(
+    built: dict[str, Any], neo4j_driver: Any, neo4j_settings: Any
+) -> None:
+    from nara_kg.graph import reports as report_cypher
+    from nara_kg.graph.communities import COMMUNITY_RELATIONSHIPS
+
+    db = neo4j_settings.database
+    ids = [row["id"] for row in report_cypher.communities(neo4j_driver, db)]
+    many = report_cypher.members_of_many(neo4j_driver, db, ids)
+    key = lambda m: m["naId"]  # noqa: E731
+    for community_id in ids:
+        assert sorted(many[community_id], key=key) == sorted(
+            report_cypher.members(neo4j_driver, db, community_id), key=key
+        )
+    within = report_cypher.relationships_within(
+        neo4j_driver, db, {cid: [m["naId"] for m in many[cid]] for cid in ids}
+    )
+    expected, _, _ = neo4j_driver.execute_query(
+        "MATCH (c:Community) "
+        "MATCH (a:Chunk {chunkSeqId: 0})-[:IN_COMMUNITY*1..12]->(c) "
+        "MATCH (a)-[r]->(b:Chunk {chunkSeqId: 0})-[:IN_COMMUNITY*1..12]->(c) "
+        "WHERE type(r) IN $types "
+        "RETURN c.id AS id, a.naId AS source, b.naId AS target, type(r) AS type",
+        types=list(COMMUNITY_RELATIONSHIPS),
+        database_=db,
+    )
+    found = {(cid, row["source"], row["target"], row["type"]) for cid in ids for row in within[cid]}
+    assert found == {(r["id"], r["source"], r["target"], r["type"]) for r in expected}
+    assert found
 
 
 def test_global_questions_are_evaluated(built: dict[str, Any]) -> None:

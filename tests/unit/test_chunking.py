@@ -48,6 +48,7 @@ def test_title_only_record_gets_exactly_one_header_chunk() -> None:
     chunks = chunk_record(42, None, HEADER, count_tokens=count_words, max_tokens=256)
     assert [c.chunk_id for c in chunks] == ["42-0"]
     assert chunks[0].text == build_header(HEADER)
+    assert chunks[0].tokens == count_words(chunks[0].text)
     assert chunks[0].seq == 0
 
 
@@ -76,6 +77,8 @@ def test_no_chunk_exceeds_the_token_limit_even_for_token_dense_text() -> None:
     chunks = chunk_record(9, body, HEADER, count_tokens=count_chars, max_tokens=max_tokens)
     assert len(chunks) > 1
     assert all(count_chars(c.text) <= max_tokens for c in chunks)
+    # The count carried by each chunk is the count of its final text, not of a candidate.
+    assert [c.tokens for c in chunks] == [count_chars(c.text) for c in chunks]
     # Nothing is lost: the bodies put together give the original text back.
     header = build_header(HEADER) + "\n\n"
     assert "".join(c.text[len(header) :] for c in chunks) == body
@@ -93,3 +96,4 @@ def test_real_tokenizer_limit_holds(embedder) -> None:  # type: ignore[no-untype
     )
     assert embedder.max_tokens == 256
     assert max(embedder.count_tokens(c.text) for c in chunks) <= 256
+    assert [c.tokens for c in chunks] == [embedder.count_tokens(c.text) for c in chunks]

@@ -299,6 +299,34 @@ def test_a_non_additive_tokenizer_never_ends_over_budget() -> None:
     assert context.members_included == 7
 
 
+def test_a_context_far_over_budget_is_never_counted_whole_and_row_costs_are_shared() -> None:
+    members = [member(i, 100 - i, excerpt_words=5) for i in range(1, 60)]
+    counted: list[str] = []
+
+    def recording(text: str) -> int:
+        counted.append(text)
+        return count_words(text)
+
+    shared: dict[str, int] = {}
+    budget = 40
+    context = build_context(
+        "1-0", 1, members, [], [], token_budget=budget, count_tokens=recording, row_costs=shared
+    )
+    baseline = build_context(
+        "1-0", 1, members, [], [], token_budget=budget, count_tokens=count_words
+    )
+    assert context == baseline
+    # The whole text (about 350 words, over twice the budget) was not tokenized.
+    assert max(len(text.split()) for text in counted) <= 2 * budget
+    # A second community with the same members reuses every row's count.
+    counted.clear()
+    build_context(
+        "2-0", 2, members, [], [], token_budget=budget, count_tokens=recording, row_costs=shared
+    )
+    rows = set(shared)
+    assert not rows & set(counted)
+
+
 def test_excerpts_are_clipped_and_flattened() -> None:
     long_member = MemberInfo(1, "A, title", "item", 1, "line one\nline two " + "x" * 1000, None)
     context = build_context(

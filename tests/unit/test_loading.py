@@ -1,0 +1,80 @@
+"""Stage loops of `nara_kg.loading`, with the Neo4j side faked (the real side is covered by the
+integration tests)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from nara_kg import loading
+
+
+def test_context_batches_never_mix_levels_and_stay_bounded() -> None:
+    communities = [
+        {"id": f"{level}-{i}", "level": level, "size": size}
+        for level, sizes in ((0, [2] * 7), (1, [5, 9, 30]), (2, [44]))
+        for i, size in enumerate(sizes)
+    ]
+    batches = list(loading._same_level_batches(communities, max_communities=3, max_members=20))
+    assert [[c["id"] for c in b] for b in batches] == [
+        ["0-0", "0-1", "0-2"],
+        ["0-3", "0-4", "0-5"],
+        ["0-6"],
+        ["1-0", "1-1"],
+        ["1-2"],  # alone over the member bound: still read, on its own
+        ["2-0"],
+    ]
+
+
+class FakeEmbedder:
+    key = "fake:torch:0"
+    dimension = 2
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        self.calls.append(list(texts))
+        return np.array([[float(len(t)), 1.0] for t in texts])
+
+
+def test_embedding_goes_longest_first_in_pages_and_writes_every_page(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    texts = {f"c{i}": "x" * ((i * 37) % 23 + 1) for i in range(10)}
+    stored: dict[str, Any] = {}
+
+    def fetch_pending(driver: Any, database: str, model: str, limit: int) -> list[dict[str, Any]]:
+        rows = [
+            {"id": cid, "text": text, "hash": f"h{cid}"}
+            for cid, text in sorted(texts.items())
+            if cid not in stored
+        ]
+        return rows[:limit]
+
+    def write_vectors(driver: Any, database: str, model: str, rows: list[dict[str, Any]]) -> int:
+        for row in rows:
+            stored[row["id"]] = row["vector"]
+        return len(rows)
+
+    monkeypatch.setattr(loading.embedding_cypher, "fetch_pending", fetch_pending)
+    monkeypatch.setattr(loading.embedding_cypher, "write_vectors", write_vectors)
+    monkeypatch.setattr(
+        loading.embedding_cypher, "count_pending", lambda *a: len(texts) - len(stored)
+    )
+    embedder = FakeEmbedder()
+    result = loading.embed_pending(
+        None,  # type: ignore[arg-type]
+        "db",
+        embedder,  # type: ignore[arg-type]
+        page_size=3,
+        round_size=7,
+    )
+    assert result.embedded == 10 and set(stored) == set(texts)
+    assert all(stored[cid][0] == len(text) for cid, text in texts.items())
+    # Two rounds (7 + 3 pending); within a round, pages of 3 go longest first.
+    assert [len(call) for call in embedder.calls] == [3, 3, 1, 3]
+    first_round = [len(t) for call in embedder.calls[:3] for t in call]
+    assert first_round == sorted(first_round, reverse=True)
