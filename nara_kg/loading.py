@@ -11,8 +11,9 @@ import json
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from neo4j import Driver
 
@@ -35,6 +36,9 @@ from nara_kg.reports import (
     generate_report,
 )
 from nara_kg.schema import AUTHORITY_RELATIONSHIPS, Prop, Rel
+
+if TYPE_CHECKING:
+    import numpy as np
 
 Log = Callable[[str], None]
 
@@ -131,34 +135,51 @@ def embed_pending(
     result = EmbeddingResult(model_key=embedder.key, dimension=embedder.dimension)
     total_pending = embedding_cypher.count_pending(driver, database, embedder.key)
     log(f"{total_pending} chunks need an embedding (model {embedder.key})")
-    while True:
-        pending = embedding_cypher.fetch_pending(driver, database, embedder.key, round_size)
-        if not pending:
-            break
-        pending.sort(key=lambda row: -len(row["text"]))
-        for offset in range(0, len(pending), page_size):
-            page = pending[offset : offset + page_size]
-            encode_started = time.perf_counter()
-            vectors = embedder.encode([row["text"] for row in page])
-            result.seconds_encoding += time.perf_counter() - encode_started
-            embedding_cypher.write_vectors(
-                driver,
-                database,
-                embedder.key,
-                [
-                    {"id": r["id"], "hash": r["hash"], "vector": v}
-                    for r, v in zip(page, vectors, strict=True)
-                ],
-            )
-            del vectors
-            release_free_memory()
-            result.embedded += len(page)
-            log(
-                f"embedded {result.embedded}/{total_pending} chunks "
-                f"({result.chunks_per_second:.0f} chunks/s encoding)"
-            )
-        if result.embedded > total_pending * 2 + round_size:
-            raise RuntimeError("embedding loop is not converging: vectors are not being stored")
+
+    def write(page: list[dict[str, Any]], vectors: np.ndarray) -> int:
+        embedding_cypher.write_vectors(
+            driver,
+            database,
+            embedder.key,
+            [
+                {"id": r["id"], "hash": r["hash"], "vector": v}
+                for r, v in zip(page, vectors, strict=True)
+            ],
+        )
+        return len(page)
+
+    # One page is written while the next is encoded: the model releases the GIL, so packing
+    # and sending vectors costs no model time. At most one write is in flight, and a round
+    # ends only when its writes have landed, so the next read sees them.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="vector-writer") as writer:
+        in_flight: Future[int] | None = None
+
+        def landed() -> None:
+            nonlocal in_flight
+            if in_flight is not None:
+                result.embedded += in_flight.result()
+                in_flight = None
+                release_free_memory()
+                log(
+                    f"embedded {result.embedded}/{total_pending} chunks "
+                    f"({result.chunks_per_second:.0f} chunks/s encoding)"
+                )
+
+        while True:
+            pending = embedding_cypher.fetch_pending(driver, database, embedder.key, round_size)
+            if not pending:
+                break
+            pending.sort(key=lambda row: -len(row["text"]))
+            for offset in range(0, len(pending), page_size):
+                page = pending[offset : offset + page_size]
+                encode_started = time.perf_counter()
+                vectors = embedder.encode([row["text"] for row in page])
+                result.seconds_encoding += time.perf_counter() - encode_started
+                landed()
+                in_flight = writer.submit(write, page, vectors)
+            landed()
+            if result.embedded > total_pending * 2 + round_size:
+                raise RuntimeError("embedding loop is not converging: vectors are not being stored")
     result.seconds_total = time.perf_counter() - started
     return result
 

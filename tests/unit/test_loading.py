@@ -78,3 +78,21 @@ def test_embedding_goes_longest_first_in_pages_and_writes_every_page(
     assert [len(call) for call in embedder.calls] == [3, 3, 1, 3]
     first_round = [len(t) for call in embedder.calls[:3] for t in call]
     assert first_round == sorted(first_round, reverse=True)
+
+
+def test_a_failed_vector_write_stops_the_run_with_its_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rows = [{"id": f"c{i}", "text": "x" * (i + 1), "hash": "h"} for i in range(6)]
+
+    def write_vectors(driver: Any, database: str, model: str, page: list[dict[str, Any]]) -> int:
+        raise ConnectionError("bolt went away")
+
+    monkeypatch.setattr(loading.embedding_cypher, "fetch_pending", lambda *a: rows)
+    monkeypatch.setattr(loading.embedding_cypher, "write_vectors", write_vectors)
+    monkeypatch.setattr(loading.embedding_cypher, "count_pending", lambda *a: len(rows))
+    embedder = FakeEmbedder()
+    with pytest.raises(ConnectionError, match="bolt went away"):
+        loading.embed_pending(None, "db", embedder, page_size=2)  # type: ignore[arg-type]
+    # The error surfaced at the next page, not after encoding everything.
+    assert len(embedder.calls) == 2
