@@ -363,6 +363,12 @@ class GenerationCache:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._connection = sqlite3.connect(str(path), timeout=30.0, check_same_thread=False)
+        if str(path) != ":memory:":
+            # Every generation is committed on its own, so a crash keeps what was paid for;
+            # WAL with synchronous=NORMAL makes that commit a write, not an fsync (at worst a
+            # power cut loses the last few entries of a cache, which are generated again).
+            self._connection.execute("PRAGMA journal_mode=WAL")
+            self._connection.execute("PRAGMA synchronous=NORMAL")
         with self._lock, self._connection:
             self._connection.execute(
                 "CREATE TABLE IF NOT EXISTS generations ("

@@ -418,6 +418,32 @@ def test_cache_persists_across_instances_and_refresh_overwrites(tmp_path: Path) 
     assert len(llm.calls) == 2
 
 
+def test_each_generation_is_visible_to_another_process_as_soon_as_it_is_stored(
+    tmp_path: Path,
+) -> None:
+    import subprocess
+    import sys
+
+    path = tmp_path / "cache.sqlite"
+    with GenerationCache(path) as cache:
+        cache.put("k", "paid for")
+        # Write-ahead log: a commit is a write, not an fsync (hundreds of reports per run).
+        assert cache._connection.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+        seen = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import sys; from nara_kg.llm import GenerationCache; "
+                "print(GenerationCache(sys.argv[1]).get('k'))",
+                str(path),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert seen.stdout.strip() == "paid for"
+
+
 def test_no_cache_always_calls() -> None:
     llm = CountingLLM()
     assert cached_complete(llm, "x", None) == ("answer #1 to x", False)
