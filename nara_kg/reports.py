@@ -65,8 +65,9 @@ REPORT_TITLE_MAX_CHARS: Final = 160
 RATING_MIN: Final = 0.0
 RATING_MAX: Final = 10.0
 REPORT_KEYS: Final = ("title", "summary", "rating", "rating_explanation", "findings")
-#: Bumped whenever the extractive output changes, so cached extractive reports are rebuilt.
-EXTRACTIVE_REPORT_VERSION: Final = 1
+#: Bumped whenever the extractive output changes, so cached extractive reports are rebuilt
+#: (2: the summary no longer names the community id and level).
+EXTRACTIVE_REPORT_VERSION: Final = 2
 GENERATED_BY_EXTRACTIVE: Final = EXTRACTIVE_BACKEND
 EXTRACTIVE_SUMMARY_PREFIX: Final = "Extractive summary:"
 

@@ -527,6 +527,29 @@ def test_generate_extractive_report_is_cached(tmp_path: Path) -> None:
     assert first == second == extractive_report(context)
 
 
+def test_a_new_extractive_version_rebuilds_cached_reports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import nara_kg.reports as reports_module
+
+    context = extractive_context()
+    with GenerationCache(tmp_path / "c.sqlite") as cache:
+        generate_report(context, ExtractiveLLM(), cache)
+        monkeypatch.setattr(
+            reports_module,
+            "EXTRACTIVE_REPORT_VERSION",
+            reports_module.EXTRACTIVE_REPORT_VERSION + 1,
+        )
+        _, cached = generate_report(context, ExtractiveLLM(), cache)
+    assert cached is False
+
+
+def test_the_extractive_summary_describes_content_not_the_community_id() -> None:
+    context = extractive_context()
+    summary = extractive_report(context).summary
+    assert context.community_id not in summary and f"level {context.level}" not in summary
+
+
 def test_generate_retries_malformed_output_and_overwrites_the_cache(tmp_path: Path) -> None:
     context = extractive_context()
     llm = ScriptedLLM(["not json at all", "```json\n" + json.dumps(VALID) + "\n```"])
