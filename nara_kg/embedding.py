@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cache, cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -122,24 +123,26 @@ class Embedder:
         )
 
 
+@cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    import ctypes
+    import ctypes.util
+
+    try:
+        trim: Callable[[int], int] = ctypes.CDLL(
+            ctypes.util.find_library("c") or "libc.so.6"
+        ).malloc_trim
+    except (OSError, AttributeError):
+        return None
+    return trim
+
+
 def release_free_memory() -> None:
     """Hand freed heap pages back to the OS (glibc only; a no-op elsewhere).
 
     Encoding allocates and frees large activation buffers per batch; glibc keeps the freed
     arenas, so without this the process's resident size ratchets up with the input size.
     """
-    global _MALLOC_TRIM
-    if _MALLOC_TRIM is None:
-        import ctypes
-        import ctypes.util
-
-        try:
-            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-            _MALLOC_TRIM = libc.malloc_trim
-        except (OSError, AttributeError):
-            _MALLOC_TRIM = False
-    if _MALLOC_TRIM:
-        _MALLOC_TRIM(0)
-
-
-_MALLOC_TRIM: Any = None
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)

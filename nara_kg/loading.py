@@ -298,7 +298,7 @@ def _report_context(
     community: dict[str, Any],
     members: Sequence[dict[str, Any]],
     relationships: Sequence[dict[str, Any]],
-    done: dict[str, tuple[CommunityReport, int, frozenset[int]]],
+    done: dict[str, tuple[CommunityReport, frozenset[int]]],
     *,
     token_budget: int,
     count_tokens: Callable[[str], int],
@@ -330,7 +330,7 @@ def _report_context(
             for r in relationships
         ],
         [
-            SubReport(child, done[child][1], done[child][0], done[child][2])
+            SubReport(child, len(done[child][1]), done[child][0], done[child][1])
             for child in community["children"]
             if child in done
         ],
@@ -338,6 +338,28 @@ def _report_context(
         count_tokens=count_tokens,
         row_costs=row_costs,
     )
+
+
+def _context_key(generator: str, context_text: str) -> str:
+    """What a report was made from: the generator and its exact context."""
+    return hashlib.sha256(f"{generator}\n{context_text}".encode()).hexdigest()[:16]
+
+
+def _report_row(community_id: str, report: CommunityReport, context_key: str) -> dict[str, Any]:
+    return {
+        "id": community_id,
+        "title": report.title,
+        "summary": report.summary,
+        "rating": float(report.rating),
+        "rating_explanation": report.rating_explanation,
+        "findings": json.dumps(
+            [{"summary": f.summary, "explanation": f.explanation} for f in report.findings],
+            ensure_ascii=False,
+        ),
+        "report": report.to_json(),
+        "generatedBy": report.generated_by,
+        "contextKey": context_key,
+    }
 
 
 def generate_community_reports(
@@ -353,7 +375,8 @@ def generate_community_reports(
     """One report per community, finest level first, so that a coarser community whose members
     do not fit the budget can use its sub-communities' reports instead."""
     result = ReportRunResult()
-    done: dict[str, tuple[CommunityReport, int, frozenset[int]]] = {}
+    #: community id -> (its report, its members' naIds)
+    done: dict[str, tuple[CommunityReport, frozenset[int]]] = {}
     context_keys: dict[str, str] = {}
     row_costs: dict[str, int] = {}
     rows: list[dict[str, Any]] = []
@@ -369,7 +392,7 @@ def generate_community_reports(
             for c in batch
             if len(c["children"]) == 1
             and c["children"][0] in done
-            and done[c["children"][0]][1] == int(c["size"] or 0)
+            and len(done[c["children"][0]][1]) == int(c["size"] or 0)
         }
         to_read = [c["id"] for c in batch if c["id"] not in copies]
         members_of = report_cypher.members_of_many(driver, database, to_read)
@@ -384,9 +407,8 @@ def generate_community_reports(
             level = int(community["level"])
             child = copies.get(community_id)
             if child is not None:
-                child_report, size, na_ids = done[child]
+                child_report, na_ids = done[child]
                 report = replace(child_report, community_id=community_id, level=level)
-                done[community_id] = (report, size, na_ids)
                 context_key = context_keys[child]
                 result.copied_from_sub_community += 1
             else:
@@ -401,36 +423,16 @@ def generate_community_reports(
                 )
                 report, was_cached = generate_report(context, llm, cache)
                 na_ids = frozenset(int(m["naId"]) for m in members_of[community_id])
-                done[community_id] = (report, len(na_ids), na_ids)
-                context_key = hashlib.sha256(f"{generator}\n{context.text}".encode()).hexdigest()[
-                    :16
-                ]
+                context_key = _context_key(generator, context.text)
                 result.cached += int(was_cached)
                 result.generated += int(not was_cached)
                 result.used_sub_reports += int(context.used_sub_reports)
                 result.truncated += int(context.truncated)
+            done[community_id] = (report, na_ids)
             context_keys[community_id] = context_key
             result.communities += 1
             result.per_level[level] += 1
-            rows.append(
-                {
-                    "id": community_id,
-                    "title": report.title,
-                    "summary": report.summary,
-                    "rating": float(report.rating),
-                    "rating_explanation": report.rating_explanation,
-                    "findings": json.dumps(
-                        [
-                            {"summary": f.summary, "explanation": f.explanation}
-                            for f in report.findings
-                        ],
-                        ensure_ascii=False,
-                    ),
-                    "report": report.to_json(),
-                    "generatedBy": report.generated_by,
-                    "contextKey": context_key,
-                }
-            )
+            rows.append(_report_row(community_id, report, context_key))
             if len(result.preview) < 15:
                 result.preview.append(
                     {
@@ -449,7 +451,7 @@ def generate_community_reports(
     if pending:
         # A community with the same members as its only sub-community gets the same report,
         # so many summaries repeat across levels; each distinct text is encoded once.
-        texts = sorted({row["text"] for row in pending}, key=len, reverse=True)
+        texts = sorted({row["text"] for row in pending})
         vectors = dict(zip(texts, embedder.encode(texts), strict=True))
         report_cypher.write_summary_embeddings(
             driver,
@@ -457,7 +459,7 @@ def generate_community_reports(
             [
                 {
                     "id": row["id"],
-                    "vector": [float(x) for x in vectors[row["text"]]],
+                    "vector": vectors[row["text"]],
                     "key": f"{embedder.key}|{row['key']}",
                 }
                 for row in pending

@@ -56,3 +56,9 @@ def write_one(driver: Driver, database: str, statement: str, **params: Any) -> A
         Query(cast(LiteralString, statement)), params, database_=database
     )
     return summary.counters
+
+
+def vector_values(vector: Any) -> list[float]:
+    """A vector as the list of Python floats Bolt sends; ndarray.tolist() does it in one C
+    loop, far faster than float() per element."""
+    return vector.tolist() if hasattr(vector, "tolist") else [float(x) for x in vector]

@@ -7,7 +7,7 @@ from typing import Any
 
 from neo4j import Driver
 
-from nara_kg.graph.batches import write_batches
+from nara_kg.graph.batches import vector_values, write_batches
 from nara_kg.schema import Label, Prop
 
 
@@ -54,11 +54,6 @@ def fetch_pending(
     return [r.data() for r in records]
 
 
-def _floats(vector: Any) -> list[float]:
-    # ndarray.tolist() gives Python floats in one C loop, far faster than float() per element.
-    return vector.tolist() if hasattr(vector, "tolist") else [float(x) for x in vector]
-
-
 def write_vectors(
     driver: Driver, database: str, model_key: str, rows: Sequence[dict[str, Any]]
 ) -> int:
@@ -66,7 +61,7 @@ def write_vectors(
     payload = [
         {
             "id": r["id"],
-            "vector": _floats(r["vector"]),
+            "vector": vector_values(r["vector"]),
             "key": embedding_key(model_key, r["hash"]),
         }
         for r in rows

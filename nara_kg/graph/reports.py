@@ -7,7 +7,7 @@ from typing import Any
 
 from neo4j import Driver
 
-from nara_kg.graph.batches import read_all, write_batches, write_one
+from nara_kg.graph.batches import read_all, vector_values, write_batches, write_one
 from nara_kg.graph.communities import COMMUNITY_RELATIONSHIPS
 from nara_kg.schema import Label, Prop, Rel
 
@@ -144,7 +144,9 @@ def pending_summary_embeddings(
 
 
 def write_summary_embeddings(driver: Driver, database: str, rows: list[dict[str, Any]]) -> int:
-    return write_batches(driver, database, WRITE_SUMMARY_EMBEDDINGS, rows, batch_size=200)
+    """Rows are ``{"id", "vector", "key"}``."""
+    payload = [{**row, "vector": vector_values(row["vector"])} for row in rows]
+    return write_batches(driver, database, WRITE_SUMMARY_EMBEDDINGS, payload, batch_size=200)
 
 
 def ensure_summary_index(driver: Driver, database: str, dimensions: int) -> None:
