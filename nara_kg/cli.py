@@ -42,16 +42,26 @@ main.add_command(bench_command)
 @click.option("--records", default=400, show_default=True, help="Approximate record count.")
 @click.option("--seed", default=7, show_default=True)
 @click.option(
+    "--shard-lines",
+    default=200,
+    show_default=True,
+    help="Records per output file (smaller: more files, e.g. to exercise partitions).",
+)
+@click.option(
     "--real-export",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
     help="Also emit authority records for the creators[] naIds found in this real export.",
 )
-def demo_data(out_dir: Path, records: int, seed: int, real_export: Path | None) -> None:
+def demo_data(
+    out_dir: Path, records: int, seed: int, shard_lines: int, real_export: Path | None
+) -> None:
     """Generate realistic NARA export records of all ten types into OUT_DIR."""
     from nara_kg.demo_data import generate_demo_data
 
-    summary = generate_demo_data(out_dir, records=records, seed=seed, real_export_dir=real_export)
+    summary = generate_demo_data(
+        out_dir, records=records, seed=seed, real_export_dir=real_export, shard_lines=shard_lines
+    )
     total = sum(summary.records_by_type.values())
     click.echo(f"wrote {total} records in {len(summary.files)} files under {out_dir}")
     for node_type, count in sorted(summary.records_by_type.items()):

@@ -2292,9 +2292,9 @@ def _iter_parsed(export_dir: Path) -> Iterator[ParsedRecord]:
                 yield result
 
 
-def _shards(lines: list[str]) -> Iterator[tuple[int, list[str]]]:
-    for index, start in enumerate(range(0, len(lines), SHARD_LINES), start=1):
-        yield index, lines[start : start + SHARD_LINES]
+def _shards(lines: list[str], size: int) -> Iterator[tuple[int, list[str]]]:
+    for index, start in enumerate(range(0, len(lines), size), start=1):
+        yield index, lines[start : start + size]
 
 
 def _write(path: Path, lines: list[str]) -> None:
@@ -2319,7 +2319,12 @@ def _remove_stale(out_dir: Path, keep: set[Path]) -> None:
 
 
 def generate_demo_data(
-    out_dir: Path, *, records: int = 400, seed: int = 7, real_export_dir: Path | None = None
+    out_dir: Path,
+    *,
+    records: int = 400,
+    seed: int = 7,
+    real_export_dir: Path | None = None,
+    shard_lines: int = SHARD_LINES,
 ) -> DemoDataSummary:
     """Write a synthetic export of about `records` records (all ten types) under `out_dir`.
 
@@ -2328,6 +2333,8 @@ def generate_demo_data(
     """
     if records < MIN_RECORDS:
         raise ValueError(f"records must be at least {MIN_RECORDS}, got {records}")
+    if shard_lines < 1:
+        raise ValueError(f"shard_lines must be at least 1, got {shard_lines}")
     builder = _Builder(records, seed)
     builder.build()
     if real_export_dir is not None and real_export_dir.is_dir():
@@ -2336,7 +2343,7 @@ def generate_demo_data(
     planned: list[tuple[Path, list[str]]] = []
     for top in builder.tops:
         group = "record-groups" if top.level == "recordGroup" else "collections"
-        for index, shard in _shards(top.lines):
+        for index, shard in _shards(top.lines, shard_lines):
             planned.append(
                 (
                     out_dir / "descriptions" / group / top.folder / f"{top.folder}-{index}.jsonl",
@@ -2345,7 +2352,7 @@ def generate_demo_data(
             )
     for kind, lines in builder.authority_lines().items():
         folder = AUTHORITY_FOLDERS[kind]
-        for index, shard in _shards(lines):
+        for index, shard in _shards(lines, shard_lines):
             planned.append(
                 (out_dir / "authority-records" / folder / f"{folder}-{index}.jsonl", shard)
             )
