@@ -1,31 +1,99 @@
-"""The knowledge-graph assets, from raw JSONL to the evaluation of retrieval."""
+"""The knowledge-graph assets, from raw JSONL to the evaluation of retrieval.
+
+Per-file stages (one partition per input file): :mod:`graph_assets.files`. Graph-wide stages
+(once, downstream of every partition): :mod:`graph_assets.graph` (selection, nodes, embeddings,
+indexes, relationships), :mod:`graph_assets.communities` (Leiden, reports) and
+:mod:`graph_assets.evaluation`.
+"""
+
+import datetime as dt
 
 import dagster as dg
 
 from graph_assets.communities import community_reports, graph_communities
 from graph_assets.evaluation import retrieval_evaluation
-from graph_assets.files import chunks, parsed_records, raw_jsonl
+from graph_assets.files import FILE_ASSETS, chunk_embeddings, chunks, parsed_records, raw_jsonl
 from graph_assets.graph import (
     authority_relationships,
     graph_nodes,
     includes_relationships,
     next_relationships,
+    record_selection,
     text_embeddings,
     vector_index,
 )
+from graph_assets.partitions import input_files
 
-KNOWLEDGE_GRAPH_ASSETS = [
-    raw_jsonl,
-    parsed_records,
-    chunks,
+GRAPH_WIDE_ASSETS = [
+    record_selection,
     graph_nodes,
     text_embeddings,
     vector_index,
     next_relationships,
     includes_relationships,
     authority_relationships,
+    graph_communities,
+    community_reports,
 ]
-GRAPHRAG_ASSETS = [graph_communities, community_reports]
-ALL_ASSETS = [*KNOWLEDGE_GRAPH_ASSETS, *GRAPHRAG_ASSETS, retrieval_evaluation]
+ALL_ASSETS = [*FILE_ASSETS, *GRAPH_WIDE_ASSETS, retrieval_evaluation]
 
-defs = dg.Definitions(assets=ALL_ASSETS)
+#: How long after the nightly rebuild starts the graph-wide assets must be fresh.
+REBUILD_WINDOW = dt.timedelta(hours=6)
+
+
+def _nightly_freshness(cron: str, timezone: str) -> dg.FreshnessPolicy:
+    """Fresh when materialized since the last scheduled rebuild, within the rebuild window."""
+    minute, hour, *rest = cron.split()
+    try:
+        deadline_hour = (int(hour) + int(REBUILD_WINDOW.total_seconds() // 3600)) % 24
+        deadline = " ".join([minute, str(deadline_hour), *rest])
+    except ValueError:  # a cron without a fixed hour: the deadline is the schedule itself
+        deadline = cron
+    return dg.FreshnessPolicy.cron(
+        deadline_cron=deadline, lower_bound_delta=REBUILD_WINDOW, timezone=timezone
+    )
+
+
+def build_defs(cron: str, timezone: str) -> dg.Definitions:
+    """The assets with code references, and freshness policies on the graph-wide ones that
+    follow the nightly schedule (built when the code location loads, with its settings)."""
+    policy = _nightly_freshness(cron, timezone)
+    graph_wide = {asset.key for asset in GRAPH_WIDE_ASSETS}
+    assets = dg.map_asset_specs(
+        lambda spec: (
+            spec.replace_attributes(freshness_policy=policy) if spec.key in graph_wide else spec
+        ),
+        ALL_ASSETS,
+    )
+    automation = dg.AutomationConditionSensorDefinition(
+        "kg_graph_automation",
+        target=dg.AssetSelection.assets(*GRAPH_WIDE_ASSETS),
+        description=(
+            "Runs the graph-wide assets once the file partitions they read have been updated "
+            "and none is still running (each asset's AutomationCondition.eager())."
+        ),
+    )
+    return dg.Definitions(assets=dg.with_source_code_references(assets), sensors=[automation])
+
+
+__all__ = [
+    "ALL_ASSETS",
+    "FILE_ASSETS",
+    "GRAPH_WIDE_ASSETS",
+    "authority_relationships",
+    "build_defs",
+    "chunk_embeddings",
+    "chunks",
+    "community_reports",
+    "graph_communities",
+    "graph_nodes",
+    "includes_relationships",
+    "input_files",
+    "next_relationships",
+    "parsed_records",
+    "raw_jsonl",
+    "record_selection",
+    "retrieval_evaluation",
+    "text_embeddings",
+    "vector_index",
+]

@@ -1,4 +1,4 @@
-"""What the knowledge-graph assets share: group, owners, metadata helpers."""
+"""What the knowledge-graph assets share: group, owners, pools, metadata helpers."""
 
 from __future__ import annotations
 
@@ -14,27 +14,60 @@ OWNERS = ["team:data-platform"]
 FILE_KINDS = {"python", "parquet"}
 GRAPH_KINDS = {"python", "neo4j"}
 
+#: Dagster concurrency pools (limits in the instance's dagster.yaml): one writer to Neo4j and
+#: one user of the embedding model at a time, however many runs or partitions are in flight.
+NEO4J_WRITES_POOL = "neo4j_writes"
+EMBEDDING_MODEL_POOL = "embedding_model"
 
-def md_table(
-    rows: Sequence[Mapping[str, Any]], limit: int = 20, max_cell: int = 160
+#: Steps that talk to Neo4j retry on transient failures; their writes are idempotent.
+NEO4J_RETRY = dg.RetryPolicy(max_retries=2, delay=5, backoff=dg.Backoff.EXPONENTIAL)
+
+#: Longest text shown in one table cell.
+MAX_CELL = 240
+
+
+def _cell(value: Any, max_cell: int) -> str | int | float | bool | None:
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    text = " ".join(str(value).split())
+    return text if len(text) <= max_cell else text[: max_cell - 1] + "…"
+
+
+def _column_type(values: Sequence[Any]) -> str:
+    present = [v for v in values if v is not None]
+    if present and all(isinstance(v, bool) for v in present):
+        return "bool"
+    if present and all(isinstance(v, int) and not isinstance(v, bool) for v in present):
+        return "int"
+    if present and all(isinstance(v, int | float) and not isinstance(v, bool) for v in present):
+        return "float"
+    return "string"
+
+
+def table(
+    rows: Sequence[Mapping[str, Any]], limit: int = 50, max_cell: int = MAX_CELL
 ) -> dg.MetadataValue:
-    """A Markdown table for the asset page (Dagster renders it; JSON would be unreadable)."""
-    rows = list(rows)[:limit]
-    if not rows:
-        return dg.MetadataValue.md("_(none)_")
-    headers = list(rows[0].keys())
-
-    def cell(value: Any) -> str:
-        text = " ".join(str(value).split()).replace("|", "\\|")
-        return text if len(text) <= max_cell else text[: max_cell - 1] + "…"
-
-    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    lines += ["| " + " | ".join(cell(row.get(h, "")) for h in headers) + " |" for row in rows]
-    return dg.MetadataValue.md("\n".join(lines))
+    """A native Dagster table (sortable in the UI) with a schema inferred from the rows; rows
+    that do not share their keys get the union of the keys, in order of appearance."""
+    shown = list(rows)[:limit]
+    columns: dict[str, None] = {}
+    for row in shown:
+        columns.update(dict.fromkeys(row))
+    cells = [{name: _cell(row.get(name), max_cell) for name in columns} for row in shown]
+    schema = dg.TableSchema(
+        columns=[
+            dg.TableColumn(name, _column_type([cell[name] for cell in cells])) for name in columns
+        ]
+    )
+    for cell in cells:  # a mixed column is shown as text throughout
+        for column in schema.columns:
+            if column.type == "string" and cell[column.name] is not None:
+                cell[column.name] = str(cell[column.name])
+    return dg.MetadataValue.table(records=[dg.TableRecord(cell) for cell in cells], schema=schema)
 
 
 def counts_table(counts: Mapping[str, int], key: str = "type") -> dg.MetadataValue:
-    return md_table([{key: k, "count": v} for k, v in sorted(counts.items())], limit=100)
+    return table([{key: k, "count": v} for k, v in sorted(counts.items())], limit=1_000)
 
 
 @contextmanager
@@ -46,12 +79,12 @@ def timed(metadata: dict[str, Any], key: str = "seconds") -> Iterator[None]:
         metadata[key] = dg.MetadataValue.float(round(time.perf_counter() - started, 3))
 
 
-def materialization_metadata(result: dg.ExecuteInProcessResult) -> dict[str, dict[str, Any]]:
-    """asset key -> its materialization metadata (plain values), from an in-process run."""
-    found: dict[str, dict[str, Any]] = {}
-    for event in result.get_asset_materialization_events():
-        materialization = event.step_materialization_data.materialization
-        found[materialization.asset_key.to_user_string()] = {
-            key: value.value for key, value in materialization.metadata.items()
-        }
-    return found
+def plain_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """Metadata values as plain Python values (tables as lists of dicts)."""
+    plain: dict[str, Any] = {}
+    for key, value in metadata.items():
+        if isinstance(value, dg.TableMetadataValue):
+            plain[key] = [dict(record.data) for record in value.records]
+        else:
+            plain[key] = getattr(value, "value", value)
+    return plain

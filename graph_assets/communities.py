@@ -4,9 +4,18 @@ from typing import Any
 
 import dagster as dg
 
-from graph_assets.common import GRAPH_KINDS, GROUP, OWNERS, counts_table, md_table, timed
-from graph_assets.graph import (
+from graph_assets.common import (
+    GRAPH_KINDS,
+    GROUP,
     NEO4J_RETRY,
+    NEO4J_WRITES_POOL,
+    OWNERS,
+    counts_table,
+    table,
+    timed,
+)
+from graph_assets.graph import (
+    GRAPH_AUTOMATION,
     authority_relationships,
     includes_relationships,
     text_embeddings,
@@ -21,6 +30,8 @@ from resources import EmbeddingModel, LLMResource, Neo4jResource, PipelinePaths
     owners=OWNERS,
     deps=[includes_relationships, authority_relationships],
     retry_policy=NEO4J_RETRY,
+    pool=NEO4J_WRITES_POOL,
+    automation_condition=GRAPH_AUTOMATION,
     description=(
         "Hierarchical Leiden (GDS, through the graphdatascience client) on an undirected "
         "projection of first chunks with Includes + authority relationships; fixed randomSeed "
@@ -47,7 +58,7 @@ def graph_communities(
             "projected_relationships": result.relationships,
             "levels": result.levels,
             "communities": sum(result.communities_per_level.values()),
-            "communities_per_level": md_table(
+            "communities_per_level": table(
                 [
                     {
                         "level": level,
@@ -76,6 +87,8 @@ REPORT_TOKEN_BUDGET = 1_200
     owners=OWNERS,
     deps=[graph_communities, text_embeddings],
     retry_policy=NEO4J_RETRY,
+    pool=NEO4J_WRITES_POOL,
+    automation_condition=GRAPH_AUTOMATION,
     description=(
         "One report per community, finest level first (GraphRAG): members' titles, excerpts "
         "and relationships ranked by degree within a token budget; an over-budget community "
@@ -127,6 +140,6 @@ def community_reports(
             "reports_per_level": counts_table(
                 {str(level): n for level, n in sorted(result.per_level.items())}, key="level"
             ),
-            "preview": md_table(result.preview),
+            "preview": table(result.preview),
         }
     )

@@ -5,7 +5,7 @@ from typing import Any
 
 import dagster as dg
 
-from graph_assets.common import GROUP, OWNERS, md_table, timed
+from graph_assets.common import GROUP, OWNERS, table, timed
 from graph_assets.communities import community_reports
 from graph_assets.graph import (
     authority_relationships,
@@ -57,7 +57,25 @@ def retrieval_evaluation(
 ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
     questions_path = paths.questions_path
     if not questions_path.exists():
-        raise dg.Failure(f"question file {questions_path} does not exist (NARA_KG_QUESTIONS)")
+        # A real export carries no question file: the graph is fine, there is nothing to score.
+        context.log.warning(
+            f"no question file at {questions_path} (set NARA_KG_QUESTIONS): nothing evaluated"
+        )
+        yield dg.MaterializeResult(
+            metadata={
+                "questions_file": dg.MetadataValue.path(str(questions_path)),
+                "question_file_found": False,
+                "n": 0,
+            }
+        )
+        yield dg.AssetCheckResult(
+            check_name=RETRIEVAL_THRESHOLDS_CHECK,
+            passed=True,
+            severity=dg.AssetCheckSeverity.WARN,
+            description=f"skipped: no question file at {questions_path}",
+            metadata={"skipped": True},
+        )
+        return
     questions = load_questions(questions_path)
     driver = neo4j.get_driver()
     embedder = embedding_model.get_embedder()
@@ -80,6 +98,7 @@ def retrieval_evaluation(
         metadata={
             **metadata,
             "questions_file": dg.MetadataValue.path(str(questions_path)),
+            "question_file_found": True,
             "n": report.n,
             "hit_at_1": dg.MetadataValue.float(round(report.hit_at_1, 4)),
             "hit_at_5": dg.MetadataValue.float(round(report.hit_at_5, 4)),
@@ -89,8 +108,8 @@ def retrieval_evaluation(
             "skipped_questions": len(report.skipped) - len(global_rows),
             "global_questions": len(global_rows),
             "global_answered": sum(1 for row in global_rows if row["answered"]),
-            "global_results": md_table(global_rows, limit=50),
-            "per_question": md_table(
+            "global_results": table(global_rows, limit=50),
+            "per_question": table(
                 [
                     {k: q[k] for k in ("id", "question", "rank", "latency_ms")}
                     for q in report.per_question

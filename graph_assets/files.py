@@ -1,46 +1,109 @@
-"""File stages: raw_jsonl -> parsed_records -> chunks (Parquet under the work directory)."""
+"""Per-file stages, one partition per input file: raw_jsonl -> parsed_records -> chunks ->
+chunk_embeddings (Parquet under the work directory; core: :mod:`nara_kg.pipeline`)."""
 
-import hashlib
+from collections import Counter
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import dagster as dg
 
-from graph_assets.common import FILE_KINDS, GROUP, OWNERS, counts_table, md_table, timed
+from graph_assets.common import (
+    EMBEDDING_MODEL_POOL,
+    FILE_KINDS,
+    GROUP,
+    OWNERS,
+    counts_table,
+    table,
+    timed,
+)
+from graph_assets.partitions import files_of_run, input_files, is_full_rebuild
 from nara_kg import pipeline
 from resources import EmbeddingModel, PipelinePaths
+
+#: A backfill launches one run per few files: retries stay small and runs stay parallel.
+FILE_BACKFILL = dg.BackfillPolicy.multi_run(max_partitions_per_run=4)
+#: On a cluster the embedding step asks for a GPU (dagster-k8s reads this tag; elsewhere inert).
+K8S_GPU_TAGS = {
+    "dagster-k8s/config": {
+        "container_config": {"resources": {"limits": {"nvidia.com/gpu": "1"}}},
+    }
+}
+
+FileWork = Callable[[str], dict[str, Any]]
+
+
+def _per_file(
+    context: dg.AssetExecutionContext, paths: PipelinePaths, work: FileWork
+) -> Iterator[dg.AssetMaterialization | dict[str, Any]]:
+    """Run `work` on each file of the run, yielding its row. A run without partitions (the
+    whole export) also records each file's own materialization, so the partition bar shows it."""
+    files, partitioned = files_of_run(context, paths.data_path)
+    for position, rel_path in enumerate(files, start=1):
+        row = work(rel_path)
+        if not partitioned:
+            yield dg.AssetMaterialization(
+                asset_key=context.asset_key,
+                partition=rel_path,
+                metadata={k: v for k, v in row.items() if isinstance(v, int | float | str)},
+            )
+        if position % 50 == 0:
+            context.log.info(f"{position}/{len(files)} files done")
+        yield row
+
+
+def _rows(
+    context: dg.AssetExecutionContext, paths: PipelinePaths, work: FileWork
+) -> tuple[list[dict[str, Any]], list[dg.AssetMaterialization]]:
+    rows: list[dict[str, Any]] = []
+    events: list[dg.AssetMaterialization] = []
+    for item in _per_file(context, paths, work):
+        if isinstance(item, dg.AssetMaterialization):
+            events.append(item)
+        else:
+            rows.append(item)
+    return rows, events
 
 
 @dg.asset(
     group_name=GROUP,
     kinds=FILE_KINDS,
     owners=OWNERS,
+    partitions_def=input_files,
+    backfill_policy=FILE_BACKFILL,
     description=(
-        "The NARA export files under NARA_DATA_DIR (.jsonl, .jsonl.gz, .zip; export layout "
-        "descriptions/… and authority-records/…, or any folder), each with a content hash."
+        "One export file (.jsonl, .jsonl.gz, .zip) under NARA_DATA_DIR per partition: its size "
+        "and content hash (reused while size and mtime are unchanged). Core: "
+        "nara_kg.pipeline.scan_file."
     ),
 )
-def raw_jsonl(context: dg.AssetExecutionContext, paths: PipelinePaths) -> dg.MaterializeResult:
+def raw_jsonl(
+    context: dg.AssetExecutionContext, paths: PipelinePaths
+) -> Iterator[dg.AssetMaterialization | dg.MaterializeResult]:
+    force = is_full_rebuild(context)
+
+    def work(rel_path: str) -> dict[str, Any]:
+        try:
+            file = pipeline.scan_file(paths.data_path, rel_path, paths.layout, force=force)
+        except FileNotFoundError as error:
+            raise dg.Failure(
+                f"{error}: the file left the export; the input sensor (or `nara-kg build`) "
+                "removes its partition"
+            ) from error
+        return {"file": rel_path, "bytes": file.size, "sha256": file.sha256}
+
     metadata: dict[str, Any] = {}
     with timed(metadata):
-        files = pipeline.scan_inputs(paths.data_path, paths.layout)
-    if not files:
-        raise dg.Failure(f"no input files (.jsonl, .jsonl.gz, .zip) under {paths.data_path}")
-    fingerprint = hashlib.sha256(
-        "\n".join(f"{f.rel_path}:{f.sha256}" for f in files).encode()
-    ).hexdigest()
-    context.log.info(f"{len(files)} input files under {paths.data_path}")
-    return dg.MaterializeResult(
+        rows, events = _rows(context, paths, work)
+    yield from events
+    yield dg.MaterializeResult(
         metadata={
             **metadata,
             "data_dir": dg.MetadataValue.path(str(paths.data_path)),
-            "files": len(files),
-            "bytes": sum(f.size for f in files),
-            "file_list": md_table(
-                [{"file": f.rel_path, "bytes": f.size, "sha256": f.sha256[:12]} for f in files],
-                limit=50,
-            ),
+            "files": len(rows),
+            "bytes": sum(row["bytes"] for row in rows),
+            "file_list": table(rows),
         },
-        data_version=dg.DataVersion(fingerprint[:32]),
+        data_version=dg.DataVersion(rows[0]["sha256"][:32]) if len(rows) == 1 else None,
     )
 
 
@@ -48,42 +111,64 @@ def raw_jsonl(context: dg.AssetExecutionContext, paths: PipelinePaths) -> dg.Mat
     group_name=GROUP,
     kinds=FILE_KINDS,
     owners=OWNERS,
+    partitions_def=input_files,
+    backfill_policy=FILE_BACKFILL,
     deps=[raw_jsonl],
     description=(
-        "All ten record types flattened to seed 000's property names, one Parquet part per "
-        "input file (streamed); stubs for parents and referenced authorities; one chosen row "
-        "per naId (full beats stub, most complete copy wins); bad lines in the rejects table."
+        "The file's records, all ten types flattened to seed 000's property names, streamed to "
+        "one Parquet part; stubs for parents and referenced authorities; bad lines to the "
+        "file's rejects part (file, line, reason, raw text). Skipped when the content is "
+        "unchanged, except in the full rebuild. Core: nara_kg.pipeline.parse_file."
     ),
 )
-def parsed_records(context: dg.AssetExecutionContext, paths: PipelinePaths) -> dg.MaterializeResult:
-    metadata: dict[str, Any] = {}
+def parsed_records(
+    context: dg.AssetExecutionContext, paths: PipelinePaths
+) -> Iterator[dg.AssetMaterialization | dg.MaterializeResult]:
+    force = is_full_rebuild(context)
     layout = paths.layout
+    by_type: Counter[str] = Counter()
+    reasons: Counter[str] = Counter()
+
+    def work(rel_path: str) -> dict[str, Any]:
+        file = pipeline.scanned_file(paths.data_path, rel_path, layout)
+        result = pipeline.parse_file(file, layout, force=force, log=context.log.info)
+        by_type.update(result.by_type)
+        reasons.update(result.reject_reasons)
+        if result.rejected:
+            context.log.warning(
+                f"{rel_path}: {result.rejected} of {result.lines} lines rejected; see "
+                f"{layout.rejects_part(file.file_id)}"
+            )
+        return {
+            "file": rel_path,
+            "parsed": result.parsed,
+            "lines": result.lines,
+            "records": result.records,
+            "stubs": result.stubs,
+            "rejected": result.rejected,
+            "seconds": result.seconds,
+        }
+
+    metadata: dict[str, Any] = {}
     with timed(metadata):
-        files = pipeline.read_manifest(layout, paths.data_path)
-        result = pipeline.parse_inputs(files, layout, log=context.log.info)
-    if result.rejected:
-        context.log.warning(
-            f"{result.rejected} of {result.lines} lines rejected ({result.reject_share:.2%}); "
-            f"see {layout.rejects}"
-        )
-    return dg.MaterializeResult(
+        rows, events = _rows(context, paths, work)
+    yield from events
+    lines = sum(row["lines"] for row in rows)
+    rejected = sum(row["rejected"] for row in rows)
+    yield dg.MaterializeResult(
         metadata={
             **metadata,
-            "records": result.records,
-            "records_chosen": result.chosen_records,
-            "stubs_chosen": result.chosen_stubs,
-            "lines": result.lines,
-            "lines_rejected": result.rejected,
-            "reject_share": dg.MetadataValue.float(round(result.reject_share, 6)),
-            "files_parsed": result.files_parsed,
-            "files_skipped_unchanged": result.files_skipped,
-            "records_by_type": counts_table(result.by_type),
-            "reject_reasons": counts_table(result.reject_reasons, key="reason"),
-            "duplicates": md_table(result.duplicates),
-            "duplicate_naids": len(result.duplicates),
-            "organization_name_aliases": result.aliases,
-            "per_file": md_table(result.per_file, limit=50),
-            "rejects_path": dg.MetadataValue.path(str(layout.rejects)),
+            "files": len(rows),
+            "files_parsed": sum(1 for row in rows if row["parsed"]),
+            "files_skipped_unchanged": sum(1 for row in rows if not row["parsed"]),
+            "lines": lines,
+            "records": sum(row["records"] for row in rows),
+            "stubs": sum(row["stubs"] for row in rows),
+            "lines_rejected": rejected,
+            "reject_share": dg.MetadataValue.float(round(rejected / lines if lines else 0.0, 6)),
+            "records_by_type": counts_table(by_type),
+            "reject_reasons": counts_table(reasons, key="reason"),
+            "per_file": table(rows),
             "parquet_dir": dg.MetadataValue.path(str(layout.parsed_dir)),
         }
     )
@@ -93,43 +178,129 @@ def parsed_records(context: dg.AssetExecutionContext, paths: PipelinePaths) -> d
     group_name=GROUP,
     kinds=FILE_KINDS,
     owners=OWNERS,
+    partitions_def=input_files,
+    backfill_policy=FILE_BACKFILL,
     deps=[parsed_records],
     description=(
-        "Body text split like the seed (recursive, 500 chars, no overlap) with a search header "
-        "(title, type, parent, dates) on every chunk, re-split by tokens so that no chunk "
-        "exceeds the embedding model's maximum sequence length. chunkId = '<naId>-<seq>'."
+        "Every record of the file split like the seed (recursive, 500 chars, no overlap) with "
+        "a search header (title, type, parent, dates) on every chunk, re-split by tokens so "
+        "that no chunk exceeds the embedding model's maximum sequence length. chunkId = "
+        "'<naId>-<seq>'. Core: nara_kg.pipeline.chunk_file."
     ),
 )
 def chunks(
     context: dg.AssetExecutionContext, paths: PipelinePaths, embedding_model: EmbeddingModel
-) -> dg.MaterializeResult:
-    metadata: dict[str, Any] = {}
+) -> Iterator[dg.AssetMaterialization | dg.MaterializeResult]:
+    force = is_full_rebuild(context)
     layout = paths.layout
     embedder = embedding_model.get_embedder()
-    with timed(metadata):
-        files = pipeline.read_manifest(layout, paths.data_path)
-        result = pipeline.chunk_records(
-            files,
+    total = pipeline.ChunkResult(token_limit=embedder.max_tokens)
+
+    def work(rel_path: str) -> dict[str, Any]:
+        file = pipeline.scanned_file(paths.data_path, rel_path, layout)
+        stats, computed = pipeline.chunk_file(
+            file,
             layout,
             count_tokens=embedder.count_tokens,
             max_tokens=embedder.max_tokens,
             chunker_key=embedder.key,
-            log=context.log.info,
+            force=force,
+            preview=total.preview,
         )
-    return dg.MaterializeResult(
+        total.add(stats)
+        if computed:
+            total.parts_chunked += 1
+        else:
+            total.parts_reused += 1
+        return {
+            "file": rel_path,
+            "chunked": computed,
+            "records": stats["records"],
+            "chunks": stats["chunks"],
+            "max_tokens": stats["max_tokens_seen"],
+        }
+
+    metadata: dict[str, Any] = {}
+    with timed(metadata):
+        rows, events = _rows(context, paths, work)
+    yield from events
+    yield dg.MaterializeResult(
         metadata={
             **metadata,
-            "records": result.records,
-            "chunks": result.chunks,
-            "files_chunked": result.parts_chunked,
-            "files_reused_unchanged": result.parts_reused,
-            "embedded_chunks": result.embedded_chunks,
-            "multi_chunk_records": result.multi_chunk_records,
-            "title_only_records": result.title_only_records,
-            "max_tokens_seen": result.max_tokens_seen,
-            "model_token_limit": result.token_limit,
-            "records_by_type": counts_table(result.by_type),
-            "preview": md_table(result.preview, max_cell=240),
+            "records": total.records,
+            "chunks": total.chunks,
+            "files_chunked": total.parts_chunked,
+            "files_reused_unchanged": total.parts_reused,
+            "embedded_chunks": total.embedded_chunks,
+            "multi_chunk_records": total.multi_chunk_records,
+            "title_only_records": total.title_only_records,
+            "max_tokens_seen": total.max_tokens_seen,
+            "model_token_limit": total.token_limit,
+            "records_by_type": counts_table(total.by_type),
+            "per_file": table(rows),
+            "preview": table(total.preview),
             "parquet_dir": dg.MetadataValue.path(str(layout.chunks_dir)),
         }
     )
+
+
+@dg.asset(
+    group_name=GROUP,
+    kinds={"python", "parquet", "pytorch"},
+    owners=OWNERS,
+    partitions_def=input_files,
+    backfill_policy=FILE_BACKFILL,
+    deps=[chunks],
+    pool=EMBEDDING_MODEL_POOL,
+    op_tags=K8S_GPU_TAGS,
+    description=(
+        "sentence-transformers vectors (default all-MiniLM-L6-v2, offline) of the file's "
+        "embeddable chunks, in one Parquet part per file; a chunk whose text and model are "
+        "unchanged keeps its vector (the full rebuild re-encodes all). The model's pool keeps "
+        "parallel partitions from oversubscribing the CPU. Core: nara_kg.pipeline.embed_file."
+    ),
+)
+def chunk_embeddings(
+    context: dg.AssetExecutionContext, paths: PipelinePaths, embedding_model: EmbeddingModel
+) -> Iterator[dg.AssetMaterialization | dg.MaterializeResult]:
+    force = is_full_rebuild(context)
+    layout = paths.layout
+    embedder = embedding_model.get_embedder()
+    seconds_encoding = 0.0
+
+    def work(rel_path: str) -> dict[str, Any]:
+        nonlocal seconds_encoding
+        file = pipeline.scanned_file(paths.data_path, rel_path, layout)
+        result = pipeline.embed_file(file, layout, embedder, force=force, log=context.log.debug)
+        seconds_encoding += result.seconds_encoding
+        return {
+            "file": rel_path,
+            "chunks": result.chunks,
+            "encoded": result.encoded,
+            "reused": result.reused,
+            "chunks_per_second": round(result.chunks_per_second, 1),
+        }
+
+    metadata: dict[str, Any] = {}
+    with timed(metadata):
+        rows, events = _rows(context, paths, work)
+    yield from events
+    encoded = sum(row["encoded"] for row in rows)
+    yield dg.MaterializeResult(
+        metadata={
+            **metadata,
+            "chunks": sum(row["chunks"] for row in rows),
+            "encoded": encoded,
+            "reused": sum(row["reused"] for row in rows),
+            "model_key": embedder.key,
+            "encoding_seconds": dg.MetadataValue.float(round(seconds_encoding, 3)),
+            "chunks_per_second": dg.MetadataValue.float(
+                round(encoded / seconds_encoding, 1) if seconds_encoding else 0.0
+            ),
+            "per_file": table(rows),
+            "parquet_dir": dg.MetadataValue.path(str(layout.vectors_dir)),
+        }
+    )
+
+
+FILE_ASSETS = [raw_jsonl, parsed_records, chunks, chunk_embeddings]

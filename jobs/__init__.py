@@ -1,40 +1,98 @@
-"""Jobs: the full rebuild, the incremental rebuild, and the evaluation.
+"""Jobs, and the executor they run on.
 
-Every asset skips the work its inputs did not change (files by content hash, nodes and
-relationships by difference, embeddings by text hash), so the two rebuild jobs converge to the
-same graph; the full rebuild also re-parses every file and re-evaluates retrieval.
+* ``kg_file_stages``: the per-file stages of the partitions it is given (one, a range, or a
+  backfill's); what the input sensor requests for each new or changed file.
+* ``kg_graph``: the graph-wide stages, once, over every parsed file.
+* ``kg_incremental``: everything, skipping what did not change (content hashes, differences
+  with Neo4j, the generation cache); the nightly schedule's job.
+* ``kg_full_rebuild``: everything, with the per-file stages recomputing every file (re-parse,
+  re-chunk, re-embed) and the graph rewritten from them.
+* ``kg_evaluation``: the retrieval evaluation over the current graph.
+
+A job launched without a partition (e.g. ``dagster job execute -j kg_full_rebuild``) runs the
+per-file stages over every file of the export; with a partition or range, over those files.
 """
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
 
 import dagster as dg
 
-from graph_assets import ALL_ASSETS
+from graph_assets import ALL_ASSETS, FILE_ASSETS, GRAPH_WIDE_ASSETS
 from graph_assets.evaluation import retrieval_evaluation
+from graph_assets.partitions import FULL, REBUILD_TAG
 
+KG_FILE_STAGES = "kg_file_stages"
+KG_GRAPH = "kg_graph"
 KG_FULL_REBUILD = "kg_full_rebuild"
 KG_INCREMENTAL = "kg_incremental"
 KG_EVALUATION = "kg_evaluation"
 
-kg_full_rebuild = dg.define_asset_job(
-    KG_FULL_REBUILD,
-    selection=dg.AssetSelection.assets(*ALL_ASSETS),
-    description="Every asset, from the input files to the retrieval evaluation.",
-    tags={"nara_kg/rebuild": "full"},
+#: NARA_KG_EXECUTOR: "multiprocess" (default: steps in parallel processes), "in_process", or
+#: "k8s" (each step a Kubernetes job; needs dagster-k8s's run launcher, see deploy/).
+EXECUTOR_ENV = "NARA_KG_EXECUTOR"
+#: NARA_KG_MAX_CONCURRENT_STEPS: steps of one run in flight at once (multiprocess, k8s).
+MAX_CONCURRENT_ENV = "NARA_KG_MAX_CONCURRENT_STEPS"
+DEFAULT_MAX_CONCURRENT = 2
+
+
+def executor(env: Mapping[str, str] | None = None) -> dg.ExecutorDefinition:
+    source = os.environ if env is None else env
+    kind = (source.get(EXECUTOR_ENV) or "multiprocess").strip().lower()
+    concurrent = int(source.get(MAX_CONCURRENT_ENV) or DEFAULT_MAX_CONCURRENT)
+    if kind == "multiprocess":
+        return dg.multiprocess_executor.configured({"max_concurrent": concurrent})
+    if kind == "in_process":
+        return dg.in_process_executor
+    if kind == "k8s":
+        from dagster_k8s import k8s_job_executor
+
+        return k8s_job_executor.configured({"max_concurrent": concurrent})
+    raise ValueError(f"{EXECUTOR_ENV}={kind!r}: use multiprocess, in_process or k8s")
+
+
+ALL = dg.AssetSelection.assets(*ALL_ASSETS)
+kg_file_stages = dg.define_asset_job(
+    KG_FILE_STAGES,
+    selection=dg.AssetSelection.assets(*FILE_ASSETS),
+    description="Parse, chunk and embed the given files (partitions); unchanged files skip.",
+)
+kg_graph = dg.define_asset_job(
+    KG_GRAPH,
+    selection=dg.AssetSelection.assets(*GRAPH_WIDE_ASSETS),
+    description=(
+        "The graph-wide stages over every parsed file: one row per naId, nodes, vectors, "
+        "indexes, relationships, communities and reports, written by difference."
+    ),
 )
 kg_incremental = dg.define_asset_job(
     KG_INCREMENTAL,
-    selection=dg.AssetSelection.assets(*ALL_ASSETS)
-    - dg.AssetSelection.assets(retrieval_evaluation),
+    selection=ALL,
     description=(
-        "What changed: new or changed files are parsed, changed chunks re-embedded, and nodes, "
-        "relationships and communities rewritten by difference; records gone from the input "
-        "leave the graph. Requested by the input-file sensor."
+        "Every asset, skipping what did not change: files by content hash, chunks and vectors "
+        "by text and model, nodes and relationships by difference with Neo4j, reports by the "
+        "generation cache. Records of files gone from the input leave the graph."
     ),
-    tags={"nara_kg/rebuild": "incremental"},
+    tags={REBUILD_TAG: "incremental"},
+)
+kg_full_rebuild = dg.define_asset_job(
+    KG_FULL_REBUILD,
+    selection=ALL,
+    description=(
+        "Every asset, recomputing every file: re-scan, re-parse, re-chunk and re-embed all of "
+        "them (the run tag nara_kg/rebuild=full), then the graph-wide stages and the evaluation."
+    ),
+    tags={REBUILD_TAG: FULL},
 )
 kg_evaluation = dg.define_asset_job(
     KG_EVALUATION,
     selection=dg.AssetSelection.assets(retrieval_evaluation),
     description="Re-run the retrieval evaluation over the current graph.",
 )
+JOBS = [kg_file_stages, kg_graph, kg_incremental, kg_full_rebuild, kg_evaluation]
 
-defs = dg.Definitions(jobs=[kg_full_rebuild, kg_incremental, kg_evaluation])
+
+def build_defs(env: Mapping[str, str] | None = None) -> dg.Definitions:
+    return dg.Definitions(jobs=JOBS, executor=executor(env))

@@ -6,6 +6,8 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, cast
 
@@ -13,7 +15,7 @@ import click
 
 from nara_kg.bench_cli import bench_command
 from nara_kg.neo4j_cli import neo4j_group
-from nara_kg.settings import PROJECT_ROOT, Neo4jSettings, apply_env_defaults
+from nara_kg.settings import PROJECT_ROOT, Neo4jSettings
 
 
 def _dagster_home() -> Path:
@@ -29,8 +31,7 @@ def _dagster_home() -> Path:
 @click.group(help="Build and query the NARA catalog knowledge graph.")
 @click.version_option(package_name="nara-kg")
 def main() -> None:
-    # Defaults for every variable the Dagster resources are bound to; set ones are kept.
-    apply_env_defaults()
+    pass
 
 
 main.add_command(neo4j_group)
@@ -89,118 +90,95 @@ def _ensure_server() -> None:
 @click.option(
     "--full",
     is_flag=True,
-    help="Rebuild from scratch: drop the working data and the graph's nodes first.",
+    help="kg_full_rebuild: re-parse, re-chunk and re-embed every file, rewrite every node.",
+)
+@click.option(
+    "--parallel",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1, 64),
+    help="Run the per-file stages as this many concurrent runs (one per range of files).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON summary.")
-def build(data_dir: Path | None, full: bool, as_json: bool) -> None:
-    """Materialize every asset in process (the Definitions the UI uses).
+def build(data_dir: Path | None, full: bool, parallel: int, as_json: bool) -> None:
+    """Run the knowledge-graph job over every input file (the jobs the UI shows).
 
-    Incremental when a graph exists: unchanged files, chunks and relationships are skipped.
-    Exits non-zero when the run fails, a blocking check included.
+    `kg_incremental` (unchanged files, chunks and relationships are skipped) or, with --full,
+    `kg_full_rebuild`; the runs land in the Dagster instance at DAGSTER_HOME. Exits non-zero
+    when a run fails, a blocking check included.
     """
-    if data_dir is not None:
-        os.environ["NARA_DATA_DIR"] = str(data_dir.resolve())
-    _dagster_home()
-    _ensure_server()
-
     import dagster as dg
 
-    from graph_assets import ALL_ASSETS
-    from graph_assets.common import materialization_metadata
-    from resources import resource_defs
+    from nara_kg.launch import build as launch_build
+    from nara_kg.settings import data_dir as configured_data_dir
 
-    resources = resource_defs()
-    if full:
-        _wipe_for_full_rebuild(resources)
-    result = dg.materialize(
-        [*ALL_ASSETS, *_asset_checks()],
-        resources=resources,
-        instance=dg.DagsterInstance.get(),
-        raise_on_error=False,
-        tags={
-            "dagster/from": "nara-kg build",
-            "nara_kg/rebuild": "full" if full else "incremental",
-        },
-    )
-    assets = materialization_metadata(result)
-    parsed = assets.get("parsed_records", {})
-    nodes = assets.get("graph_nodes", {})
+    data = (data_dir or configured_data_dir()).resolve()
+    _dagster_home()
+    _ensure_server()
+    with dg.DagsterInstance.get() as instance:
+        outcome = launch_build(
+            data,
+            instance,
+            full=full,
+            parallel=parallel,
+            log=lambda message: click.echo(message, err=True),
+        )
+    parsed = outcome.assets.get("parsed_records", {})
+    selection = outcome.assets.get("record_selection", {})
+    nodes = outcome.assets.get("graph_nodes", {})
     summary: dict[str, Any] = {
-        "success": result.success,
-        "run_id": result.run_id,
-        "data_dir": os.environ["NARA_DATA_DIR"],
+        "success": outcome.success,
+        "run_id": outcome.run_ids[-1] if outcome.run_ids else None,
+        "run_ids": outcome.run_ids,
+        "data_dir": str(data),
         "full": full,
+        "parallel": parallel,
+        "seconds": outcome.seconds,
+        "partitions": {
+            "total": outcome.partitions.total,
+            "added": len(outcome.partitions.added),
+            "removed": len(outcome.partitions.removed),
+            "invalid_names": outcome.partitions.invalid,
+        },
         "files_processed": parsed.get("files_parsed", 0),
         "files_skipped": parsed.get("files_skipped_unchanged", 0),
         "records_loaded": nodes.get("records_written", 0),
         "records_removed": nodes.get("records_removed", 0),
-        "lines_rejected": parsed.get("lines_rejected", 0),
-        "rejects_path": parsed.get("rejects_path"),
-        "checks_failed": sorted(
-            evaluation.check_name
-            for evaluation in result.get_asset_check_evaluations()
-            if not evaluation.passed
-        ),
+        "lines_rejected": selection.get("lines_rejected", 0),
+        "rejects_path": selection.get("rejects_path"),
+        "checks_failed": outcome.checks_failed,
         "assets": {
             asset: {
                 key: value
                 for key, value in values.items()
                 if isinstance(value, int | float | str) and not isinstance(value, bool)
             }
-            for asset, values in assets.items()
+            for asset, values in outcome.assets.items()
         },
     }
-    if not result.success:
-        summary["failed_steps"] = [
-            event.step_key for event in result.all_events if event.is_step_failure
-        ]
+    if not outcome.success:
+        summary["failed_steps"] = outcome.failed_steps
     if as_json:
         click.echo(json.dumps(summary, indent=2, default=str))
     else:
         for key, values in summary["assets"].items():
             shown = {k: v for k, v in values.items() if k != "data_dir"}
             click.echo(f"{key:26} {json.dumps(shown, default=str)[:200]}")
-        status = "succeeded" if result.success else "FAILED"
-        click.echo(f"build {status} (run {result.run_id})")
+        status = "succeeded" if outcome.success else "FAILED"
+        click.echo(f"build {status} (runs {', '.join(outcome.run_ids)})")
         if summary["checks_failed"]:
             click.echo(f"checks failed: {', '.join(summary['checks_failed'])}")
-    if not result.success:
+    if not outcome.success:
         sys.exit(1)
 
 
-def _asset_checks() -> list[Any]:
-    """The quality package's checks, so that `build` runs what the UI's jobs run."""
-    import quality
+@contextmanager
+def _resources() -> Iterator[Any]:
+    """The Definitions' own resources (same bindings and defaults), initialized here."""
+    from resources import open_resources
 
-    return list(getattr(quality, "ASSET_CHECKS", []))
-
-
-def _wipe_for_full_rebuild(resources: dict[str, Any]) -> None:
-    import shutil
-
-    from nara_kg.graph.connection import open_driver
-    from nara_kg.graph.nodes import delete_knowledge_graph
-
-    work = Path(os.environ["NARA_KG_WORK_DIR"]).resolve()
-    if work.exists():
-        shutil.rmtree(work)
-    settings = Neo4jSettings.from_env()
-    with open_driver(settings) as driver:
-        delete_knowledge_graph(driver, settings.database)
-    click.echo(f"full rebuild: removed {work} and the graph's nodes", err=True)
-
-
-def _driver_and_embedder() -> tuple[Any, str, Any]:
-    from nara_kg.embedding import Embedder
-    from nara_kg.graph.connection import open_driver
-
-    settings = Neo4jSettings.from_env()
-    driver = open_driver(settings)
-    embedder = Embedder(
-        model=os.environ["NARA_KG_EMBEDDING_MODEL"],
-        backend=os.environ["NARA_KG_EMBEDDING_BACKEND"],
-    )
-    return driver, settings.database, embedder
+    with open_resources() as resources:
+        yield resources
 
 
 @main.command()
@@ -211,9 +189,9 @@ def search(query: str, k: int, as_json: bool) -> None:
     """Hybrid local search (vector + full-text, fused) with hierarchy and authorities."""
     from nara_kg.search import local_search
 
-    driver, database, embedder = _driver_and_embedder()
-    with driver:
-        result = local_search(driver, database, embedder.encode, query, k=k)
+    with _resources() as r:
+        embedder = r.embedding_model.get_embedder()
+        result = local_search(r.neo4j.get_driver(), r.neo4j.database, embedder.encode, query, k=k)
     if as_json:
         click.echo(
             json.dumps(
@@ -251,9 +229,10 @@ def evaluate(questions: Path, as_json: bool) -> None:
     from nara_kg.evaluation import evaluate_local, load_questions
     from nara_kg.search import local_search
 
-    driver, database, embedder = _driver_and_embedder()
-    embedder.encode(["warm-up"])
-    with driver:
+    with _resources() as r:
+        driver, database = r.neo4j.get_driver(), r.neo4j.database
+        embedder = r.embedding_model.get_embedder()
+        embedder.encode(["warm-up"])
 
         def retrieve(text: str) -> tuple[list[int], float]:
             result = local_search(driver, database, embedder.encode, text, k=10)
@@ -266,17 +245,6 @@ def evaluate(questions: Path, as_json: bool) -> None:
         return
     for key in ("n", "hit_at_1", "hit_at_5", "mrr_at_10", "latency_ms_p50", "latency_ms_p95"):
         click.echo(f"{key:16} {report[key]}")
-
-
-def _llm_from_env() -> Any:
-    from resources import LLMResource
-
-    return LLMResource(
-        backend=os.environ["NARA_KG_LLM_BACKEND"],
-        model=os.environ["NARA_KG_LLM_MODEL"],
-        base_url=os.environ["NARA_KG_LLM_BASE_URL"],
-        api_key=os.environ["NARA_KG_LLM_API_KEY"],
-    ).get_llm()
 
 
 @main.command("ask")
@@ -296,21 +264,21 @@ def ask_command(question: str, mode: str, k: int, level: int | None, as_json: bo
     from nara_kg.ask import Mode, ask
     from nara_kg.llm import GenerationCache
 
-    driver, database, embedder = _driver_and_embedder()
-    cache_path = Path(os.environ["NARA_KG_WORK_DIR"]) / "llm_cache.sqlite"
-    cache_path.parent.mkdir(parents=True, exist_ok=True)
-    with driver, GenerationCache(cache_path) as cache:
-        response = ask(
-            driver,
-            database,
-            embedder,
-            _llm_from_env(),
-            cache,
-            question,
-            mode=cast(Mode, mode),
-            k=k,
-            level=level,
-        )
+    with _resources() as r:
+        cache_path = r.paths.llm_cache_path
+        cache_path.parent.mkdir(parents=True, exist_ok=True)
+        with GenerationCache(cache_path) as cache:
+            response = ask(
+                r.neo4j.get_driver(),
+                r.neo4j.database,
+                r.embedding_model.get_embedder(),
+                r.llm.get_llm(),
+                cache,
+                question,
+                mode=cast(Mode, mode),
+                k=k,
+                level=level,
+            )
     if as_json:
         click.echo(json.dumps(response, indent=2, ensure_ascii=False, default=str))
         return

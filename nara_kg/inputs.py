@@ -24,8 +24,12 @@ class InputFile:
 
     @property
     def file_id(self) -> str:
-        """A short, filesystem-safe key derived from the relative path (not the content)."""
-        return hashlib.sha1(self.rel_path.encode("utf-8")).hexdigest()[:16]
+        return file_id_of(self.rel_path)
+
+
+def file_id_of(rel_path: str) -> str:
+    """A short, filesystem-safe key derived from the relative path (not the content)."""
+    return hashlib.sha1(rel_path.encode("utf-8")).hexdigest()[:16]
 
 
 def is_input_file(path: Path) -> bool:
@@ -45,6 +49,18 @@ def sha256_of(path: Path, chunk_size: int = 1 << 20) -> str:
         while block := handle.read(chunk_size):
             digest.update(block)
     return digest.hexdigest()
+
+
+def list_input_paths(data_dir: Path) -> list[str]:
+    """The relative paths of every record file under `data_dir`, sorted (no hashing: cheap
+    enough for a sensor tick or a graph-wide step)."""
+    if not data_dir.is_dir():
+        raise FileNotFoundError(f"input directory {data_dir} does not exist (set NARA_DATA_DIR)")
+    return sorted(
+        path.relative_to(data_dir).as_posix()
+        for path in _candidate_paths(data_dir)
+        if is_input_file(path)
+    )
 
 
 def discover_input_files(data_dir: Path) -> list[InputFile]:

@@ -1,19 +1,37 @@
-"""Where each pipeline stage keeps its files under the work directory (one place)."""
+"""Where each pipeline stage keeps its files under the work directory (one place).
+
+Per-file stages (one Dagster partition per input file) write one part per file, named by the
+file's `file_id`; the graph-wide selection writes the tables that span every file.
+"""
 
 from __future__ import annotations
 
+import os
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
+
+
+def temporary_sibling(path: Path) -> Path:
+    """A temporary name beside `path`, unique per process and call, so that two runs (or two
+    partitions) writing the same part never share a temporary file; renamed into place."""
+    return path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
 
 
 @dataclass(frozen=True)
 class WorkLayout:
     root: Path
 
+    # ------------------------------------------------------------------ raw_jsonl (per file)
     @property
-    def manifest(self) -> Path:
-        return self.root / "raw" / "manifest.parquet"
+    def raw_dir(self) -> Path:
+        return self.root / "raw"
 
+    def raw_entry(self, file_id: str) -> Path:
+        """What the file was when last scanned: path, size, mtime and content hash."""
+        return self.raw_dir / f"{file_id}.json"
+
+    # ------------------------------------------------------------- parsed_records (per file)
     @property
     def parsed_dir(self) -> Path:
         return self.root / "parsed"
@@ -24,10 +42,14 @@ class WorkLayout:
     def rejects_part(self, file_id: str) -> Path:
         return self.parsed_dir / f"{file_id}.rejects.parquet"
 
+    def parse_stats(self, file_id: str) -> Path:
+        return self.parsed_dir / f"{file_id}.stats.json"
+
+    # ------------------------------------------------------------- record_selection (global)
     @property
     def parsed_index(self) -> Path:
-        """The parts in processing order, with their input file and content hash."""
-        return self.parsed_dir / "index.parquet"
+        """The live parts in selection order, with their input file and content hash."""
+        return self.root / "selection" / "files.parquet"
 
     @property
     def selection(self) -> Path:
@@ -39,9 +61,10 @@ class WorkLayout:
 
     @property
     def rejects(self) -> Path:
-        """All rejected lines of the last parse, in one table for people to read."""
+        """All rejected lines of the live files, in one table for people to read."""
         return self.root / "rejects.parquet"
 
+    # --------------------------------------------------------------------- chunks (per file)
     @property
     def chunks_dir(self) -> Path:
         return self.root / "chunks"
@@ -49,15 +72,35 @@ class WorkLayout:
     def chunk_part(self, file_id: str) -> Path:
         return self.chunks_dir / f"{file_id}.chunks.parquet"
 
+    def chunk_stats(self, file_id: str) -> Path:
+        return self.chunks_dir / f"{file_id}.stats.json"
+
+    # ----------------------------------------------------------- chunk_embeddings (per file)
     @property
-    def chunks_index(self) -> Path:
-        return self.chunks_dir / "index.parquet"
+    def vectors_dir(self) -> Path:
+        return self.root / "embeddings"
+
+    def vector_part(self, file_id: str) -> Path:
+        return self.vectors_dir / f"{file_id}.vectors.parquet"
+
+    def per_file_paths(self, file_id: str) -> tuple[Path, ...]:
+        """Everything the per-file stages keep for one input file."""
+        return (
+            self.raw_entry(file_id),
+            self.parsed_part(file_id),
+            self.rejects_part(file_id),
+            self.parse_stats(file_id),
+            self.chunk_part(file_id),
+            self.chunk_stats(file_id),
+            self.vector_part(file_id),
+        )
 
     def ensure(self) -> None:
         for folder in (
-            self.manifest.parent,
+            self.raw_dir,
             self.parsed_dir,
             self.selection.parent,
             self.chunks_dir,
+            self.vectors_dir,
         ):
             folder.mkdir(parents=True, exist_ok=True)

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from neo4j import Driver
 
@@ -23,9 +23,10 @@ from nara_kg.graph import embeddings as embedding_cypher
 from nara_kg.graph import nodes as node_cypher
 from nara_kg.graph import reports as report_cypher
 from nara_kg.graph.relationships import SyncResult, sync_edges
+from nara_kg.inputs import file_id_of
 from nara_kg.layout import WorkLayout
 from nara_kg.llm import describe
-from nara_kg.pipeline import iter_chunks, read_aliases, record_links
+from nara_kg.pipeline import iter_chunks, read_aliases, read_vector_part, record_links
 from nara_kg.reports import (
     CommunityReport,
     MemberInfo,
@@ -36,9 +37,6 @@ from nara_kg.reports import (
     generate_report,
 )
 from nara_kg.schema import AUTHORITY_RELATIONSHIPS, Prop, Rel
-
-if TYPE_CHECKING:
-    import numpy as np
 
 Log = Callable[[str], None]
 
@@ -59,8 +57,15 @@ class NodeSyncResult:
 
 
 def sync_nodes(
-    driver: Driver, database: str, layout: WorkLayout, *, log: Log = _quiet
+    driver: Driver,
+    database: str,
+    layout: WorkLayout,
+    *,
+    rewrite_all: bool = False,
+    log: Log = _quiet,
 ) -> NodeSyncResult:
+    """Write the chosen chunks whose row changed (every one with `rewrite_all`, the full
+    rebuild) and delete the chunk nodes the input no longer has."""
     node_cypher.ensure_node_schema(driver, database)
     existing = node_cypher.existing_row_hashes(driver, database)
     result = NodeSyncResult()
@@ -79,7 +84,7 @@ def sync_nodes(
     for row in iter_chunks(layout, ["chunkId", "nodeType", "embed", "props", "rowHash"]):
         result.desired += 1
         desired_ids.add(row["chunkId"])
-        if existing.get(row["chunkId"]) == row["rowHash"]:
+        if not rewrite_all and existing.get(row["chunkId"]) == row["rowHash"]:
             result.unchanged += 1
             continue
         props = json.loads(row["props"])
@@ -104,6 +109,10 @@ def sync_nodes(
 @dataclass
 class EmbeddingResult:
     embedded: int = 0
+    #: Of `embedded`: vectors taken from the per-file `chunk_embeddings` parts.
+    from_parts: int = 0
+    #: Of `embedded`: vectors encoded here (chosen stubs, or chunks whose part is missing).
+    encoded: int = 0
     already_current: int = 0
     seconds_encoding: float = 0.0
     seconds_total: float = 0.0
@@ -112,7 +121,30 @@ class EmbeddingResult:
 
     @property
     def chunks_per_second(self) -> float:
-        return self.embedded / self.seconds_encoding if self.seconds_encoding else 0.0
+        return self.encoded / self.seconds_encoding if self.seconds_encoding else 0.0
+
+
+class _PartVectors:
+    """Vectors of the per-file parts, looked up by the chunk's file (one part per file)."""
+
+    def __init__(self, layout: WorkLayout | None, model_key: str) -> None:
+        self._layout = layout
+        self._model_key = model_key
+        self._parts: dict[str, dict[tuple[str, str], Any]] = {}
+
+    def find(self, row: dict[str, Any]) -> Any:
+        if self._layout is None or not row.get("file"):
+            return None
+        # A zip member is named "<archive>!<member>": the part belongs to the archive.
+        file_id = file_id_of(str(row["file"]).split("!", 1)[0])
+        if file_id not in self._parts:
+            self._parts[file_id] = read_vector_part(
+                self._layout.vector_part(file_id), self._model_key
+            )
+        return self._parts[file_id].get((row["id"], row["hash"]))
+
+    def forget(self) -> None:
+        self._parts.clear()
 
 
 def embed_pending(
@@ -120,23 +152,25 @@ def embed_pending(
     database: str,
     embedder: Embedder,
     *,
+    layout: WorkLayout | None = None,
     page_size: int = 512,
     round_size: int = 16_384,
     log: Log = _quiet,
 ) -> EmbeddingResult:
-    """Embed every chunk whose text or model changed since it was last embedded.
+    """Give every chunk whose text or model changed its vector.
 
-    Pending chunks are read `round_size` at a time and encoded longest first, `page_size` per
-    call, so the model's batches hold texts of near-equal length (little padding), as one
-    `encode` over everything would; each page is written as soon as it is encoded, so an
+    Vectors come from the per-file parts that `chunk_embeddings` made (when `layout` is given);
+    what no part holds is encoded here, longest first, `page_size` per call. Pending chunks are
+    read `round_size` at a time, and each page is written as soon as it is ready, so an
     interrupted run keeps its finished pages.
     """
     started = time.perf_counter()
-    result = EmbeddingResult(model_key=embedder.key, dimension=embedder.dimension)
+    result = EmbeddingResult(model_key=embedder.key)
     total_pending = embedding_cypher.count_pending(driver, database, embedder.key)
     log(f"{total_pending} chunks need an embedding (model {embedder.key})")
+    parts = _PartVectors(layout, embedder.key)
 
-    def write(page: list[dict[str, Any]], vectors: np.ndarray) -> int:
+    def write(page: list[dict[str, Any]], vectors: Sequence[Any]) -> int:
         embedding_cypher.write_vectors(
             driver,
             database,
@@ -160,26 +194,40 @@ def embed_pending(
                 result.embedded += in_flight.result()
                 in_flight = None
                 release_free_memory()
-                log(
-                    f"embedded {result.embedded}/{total_pending} chunks "
-                    f"({result.chunks_per_second:.0f} chunks/s encoding)"
-                )
+                log(f"embedded {result.embedded}/{total_pending} chunks")
 
         while True:
             pending = embedding_cypher.fetch_pending(driver, database, embedder.key, round_size)
             if not pending:
                 break
-            pending.sort(key=lambda row: -len(row["text"]))
-            for offset in range(0, len(pending), page_size):
-                page = pending[offset : offset + page_size]
-                encode_started = time.perf_counter()
-                vectors = embedder.encode([row["text"] for row in page])
-                result.seconds_encoding += time.perf_counter() - encode_started
+            found: list[tuple[dict[str, Any], Any]] = []
+            missing: list[dict[str, Any]] = []
+            for row in pending:
+                vector = parts.find(row)
+                if vector is None:
+                    missing.append(row)
+                else:
+                    found.append((row, vector))
+            parts.forget()
+            for offset in range(0, len(found), page_size):
+                page = found[offset : offset + page_size]
                 landed()
-                in_flight = writer.submit(write, page, vectors)
+                in_flight = writer.submit(write, [r for r, _ in page], [v for _, v in page])
+                result.from_parts += len(page)
+            missing.sort(key=lambda row: -len(row["text"]))
+            for offset in range(0, len(missing), page_size):
+                page_rows = missing[offset : offset + page_size]
+                encode_started = time.perf_counter()
+                vectors = embedder.encode([row["text"] for row in page_rows])
+                result.seconds_encoding += time.perf_counter() - encode_started
+                result.encoded += len(page_rows)
+                landed()
+                in_flight = writer.submit(write, page_rows, list(vectors))
             landed()
             if result.embedded > total_pending * 2 + round_size:
                 raise RuntimeError("embedding loop is not converging: vectors are not being stored")
+    if result.encoded or result.from_parts:
+        result.dimension = embedder.dimension
     result.seconds_total = time.perf_counter() - started
     return result
 

@@ -16,6 +16,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from nara_kg.layout import temporary_sibling
 from nara_kg.parsing import ParsedRecord, Rejected, StubRecord, reject_category
 
 RECORD_SCHEMA = pa.schema(
@@ -157,8 +158,9 @@ def write_parsed_file(
     """Stream parser output into two Parquet files; memory stays bounded by one batch."""
     stats = ParseStats()
     records_path.parent.mkdir(parents=True, exist_ok=True)
-    records = _BatchedWriter(records_path.with_suffix(".tmp"), RECORD_SCHEMA)
-    rejects = _BatchedWriter(rejects_path.with_suffix(".tmp"), REJECT_SCHEMA)
+    records_tmp, rejects_tmp = temporary_sibling(records_path), temporary_sibling(rejects_path)
+    records = _BatchedWriter(records_tmp, RECORD_SCHEMA)
+    rejects = _BatchedWriter(rejects_tmp, REJECT_SCHEMA)
     for item in items:
         if isinstance(item, Rejected):
             stats.rejected += 1
@@ -180,8 +182,8 @@ def write_parsed_file(
     records.close()
     rejects.close()
     # Renamed only when complete, so a crash never leaves a half-written part that looks whole.
-    records_path.with_suffix(".tmp").replace(records_path)
-    rejects_path.with_suffix(".tmp").replace(rejects_path)
+    records_tmp.replace(records_path)
+    rejects_tmp.replace(rejects_path)
     return stats
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,6 +12,11 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 #: Documented default password of the project-managed local server (never used for a remote one).
 LOCAL_DEFAULT_PASSWORD = "nara-kg-local"
+DEFAULT_USERNAME = "neo4j"
+DEFAULT_DATABASE = "neo4j"
+#: Where the build reads its input and keeps its working data, unless configured.
+DEFAULT_DATA_DIR = PROJECT_ROOT / "var" / "demo-data"
+DEFAULT_WORK_DIR = PROJECT_ROOT / "var" / "work"
 LOCAL_BOLT_HOST = "127.0.0.1"
 LOCAL_BOLT_PORT = 7687
 
@@ -35,9 +40,9 @@ class Neo4jSettings:
             uri = f"bolt://{LOCAL_BOLT_HOST}:{port}"
         return cls(
             uri=uri,
-            username=env.get("NEO4J_USERNAME", "neo4j"),
-            password=env.get("NEO4J_PASSWORD", LOCAL_DEFAULT_PASSWORD),
-            database=env.get("NEO4J_DATABASE", "neo4j"),
+            username=env.get("NEO4J_USERNAME") or DEFAULT_USERNAME,
+            password=env.get("NEO4J_PASSWORD") or LOCAL_DEFAULT_PASSWORD,
+            database=env.get("NEO4J_DATABASE") or DEFAULT_DATABASE,
             managed=managed,
         )
 
@@ -51,40 +56,10 @@ def neo4j_home(env: Mapping[str, str] | None = None) -> Path:
 def work_dir(env: Mapping[str, str] | None = None) -> Path:
     """Pipeline working data: Parquet, rejects, caches (NARA_KG_WORK_DIR overrides)."""
     source: Mapping[str, str] = os.environ if env is None else env
-    return Path(source.get("NARA_KG_WORK_DIR", PROJECT_ROOT / "var" / "work")).resolve()
+    return Path(source.get("NARA_KG_WORK_DIR") or DEFAULT_WORK_DIR).resolve()
 
 
 def data_dir(env: Mapping[str, str] | None = None) -> Path:
     """The input export (NARA_DATA_DIR); defaults to the generated demo data."""
     source: Mapping[str, str] = os.environ if env is None else env
-    return Path(source.get("NARA_DATA_DIR", PROJECT_ROOT / "var" / "demo-data")).resolve()
-
-
-#: Defaults of every environment variable the Dagster resources are bound to. The CLI applies
-#: them (without overriding what is set) before it loads the definitions, so a newcomer needs
-#: none of them and a user with their own Neo4j sets only the NEO4J_* ones.
-def env_defaults() -> dict[str, str]:
-    return {
-        # Empty means "the project's own local server" (see Neo4jSettings.from_env).
-        "NEO4J_URI": "",
-        "NEO4J_USERNAME": "neo4j",
-        "NEO4J_PASSWORD": LOCAL_DEFAULT_PASSWORD,
-        "NEO4J_DATABASE": "neo4j",
-        "NARA_DATA_DIR": str(PROJECT_ROOT / "var" / "demo-data"),
-        "NARA_KG_WORK_DIR": str(PROJECT_ROOT / "var" / "work"),
-        "NARA_KG_EMBEDDING_MODEL": "all-MiniLM-L6-v2",
-        "NARA_KG_EMBEDDING_BACKEND": "torch",
-        "NARA_KG_QUESTIONS": "",
-        # Community reports, answers and global search: "extractive" needs no model;
-        # "openai" is any OpenAI-compatible endpoint; "transformers" a local model directory.
-        "NARA_KG_LLM_BACKEND": "extractive",
-        "NARA_KG_LLM_MODEL": "",
-        "NARA_KG_LLM_BASE_URL": "",
-        "NARA_KG_LLM_API_KEY": "",
-    }
-
-
-def apply_env_defaults(env: dict[str, str] | None = None) -> None:
-    target: MutableMapping[str, str] = os.environ if env is None else env
-    for key, value in env_defaults().items():
-        target.setdefault(key, value)
+    return Path(source.get("NARA_DATA_DIR") or DEFAULT_DATA_DIR).resolve()

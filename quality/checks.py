@@ -8,13 +8,13 @@ from typing import Any
 
 import dagster as dg
 
-from graph_assets.common import md_table
+from graph_assets.common import table as md_table
 from graph_assets.communities import community_reports
-from graph_assets.files import chunks, parsed_records
 from graph_assets.graph import (
     graph_nodes,
     includes_relationships,
     next_relationships,
+    record_selection,
     text_embeddings,
     vector_index,
 )
@@ -125,7 +125,7 @@ def _graph_result(check: str, outcome: GraphCheckOutcome) -> dg.AssetCheckResult
 
 # --------------------------------------------------------------------------- bad input
 @dg.asset_check(
-    asset=parsed_records,
+    asset=record_selection,
     name=names.PARSED_RECORDS_REJECT_SHARE,
     blocking=names.is_blocking(names.PARSED_RECORDS_REJECT_SHARE),
     description=(
@@ -169,7 +169,7 @@ def parsed_records_reject_share(
 
 # --------------------------------------------------------------------------- GE suites
 @dg.asset_check(
-    asset=parsed_records,
+    asset=record_selection,
     name=names.PARSED_RECORDS_INTEGRITY,
     blocking=names.is_blocking(names.PARSED_RECORDS_INTEGRITY),
     description=(
@@ -187,7 +187,7 @@ def parsed_records_integrity(paths: PipelinePaths) -> dg.AssetCheckResult:
 
 
 @dg.asset_check(
-    asset=parsed_records,
+    asset=record_selection,
     name=names.PARSED_RECORDS_DATES,
     blocking=names.is_blocking(names.PARSED_RECORDS_DATES),
     description=(
@@ -204,12 +204,13 @@ def parsed_records_dates(paths: PipelinePaths) -> dg.AssetCheckResult:
 
 
 @dg.asset_check(
-    asset=chunks,
+    asset=record_selection,
     name=names.CHUNKS_INTEGRITY,
     blocking=names.is_blocking(names.CHUNKS_INTEGRITY),
     description=(
-        "Great Expectations over the chunk rows: tokens within the embedding model's maximum "
-        "sequence length, chunkIds unique, chunkSeqId 0..n-1 per record (n = chunkCount)."
+        "Great Expectations over the chunks of the chosen records: tokens within the embedding "
+        "model's maximum sequence length, chunkIds unique, chunkSeqId 0..n-1 per record "
+        "(n = chunkCount)."
     ),
 )
 def chunks_integrity(paths: PipelinePaths, embedding_model: EmbeddingModel) -> dg.AssetCheckResult:

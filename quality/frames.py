@@ -49,14 +49,14 @@ def _require(path: Path, asset: str) -> None:
 
 def parsed_parts(layout: WorkLayout) -> list[Path]:
     """The parsed parts in selection order (the order of the parsed index)."""
-    _require(layout.parsed_index, "parsed_records")
+    _require(layout.parsed_index, "record_selection")
     file_ids = pq.read_table(layout.parsed_index, columns=["file_id"])["file_id"].to_pylist()
     return [layout.parsed_part(file_id) for file_id in file_ids]
 
 
 def iter_chosen(layout: WorkLayout, columns: list[str]) -> Iterator[pa.Table]:
     """The chosen rows of each parsed part, one table per part (memory: one part at a time)."""
-    _require(layout.selection, "parsed_records")
+    _require(layout.selection, "record_selection")
     selection = pq.read_table(layout.selection)
     rows_by_part: dict[int, list[int]] = {}
     for part, row in zip(selection["part"].to_pylist(), selection["row"].to_pylist(), strict=True):
@@ -129,11 +129,18 @@ def load_dates_frame(layout: WorkLayout) -> pd.DataFrame:
 
 
 def load_chunks_frame(layout: WorkLayout) -> pd.DataFrame:
+    """The chunks of the chosen records (one copy per naId), as the graph will hold them."""
     parts = pipeline.chunk_parts(layout)
-    if not parts:  # chunks writes a part per input file, even an empty one
-        raise FileNotFoundError(f"no chunk parts under {layout.chunks_dir}: materialize chunks")
-    tables = [pq.read_table(part, columns=list(CHUNK_COLUMNS)) for part in parts]
-    return chunks_frame(pa.concat_tables(tables) if tables else None)
+    missing = [part for part in parts if not part.exists()]
+    if not parts or missing:
+        raise FileNotFoundError(
+            f"chunk parts missing under {layout.chunks_dir} ({len(missing)} of {len(parts)} "
+            "files): materialize chunks"
+        )
+    rows = list(pipeline.iter_chunks(layout, list(CHUNK_COLUMNS)))
+    if not rows:
+        return chunks_frame(None)
+    return chunks_frame(pa.Table.from_pylist(rows))
 
 
 def chunks_frame(table: pa.Table | None) -> pd.DataFrame:

@@ -12,7 +12,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, LiteralString, cast
 
-import pyarrow.parquet as pq
 from neo4j import Driver, Query
 
 from nara_kg import pipeline
@@ -98,16 +97,12 @@ MISLABELLED = Probe(
 
 
 def parquet_chunk_counts(layout: WorkLayout) -> dict[str, dict[str, int]]:
-    """nodeType -> {chunks, embed} over the chunk parts."""
+    """nodeType -> {chunks, embed} over the chunks of the chosen records."""
     counts: dict[str, Counter[str]] = {}
-    for part in pipeline.chunk_parts(layout):
-        table = pq.read_table(part, columns=["nodeType", "embed"])
-        for node_type, embed in zip(
-            table["nodeType"].to_pylist(), table["embed"].to_pylist(), strict=True
-        ):
-            entry = counts.setdefault(node_type, Counter())
-            entry["chunks"] += 1
-            entry["embed"] += int(bool(embed))
+    for row in pipeline.iter_chunks(layout, ["nodeType", "embed"]):
+        entry = counts.setdefault(row["nodeType"], Counter())
+        entry["chunks"] += 1
+        entry["embed"] += int(bool(row["embed"]))
     return {t: {"chunks": c["chunks"], "embed": c["embed"]} for t, c in counts.items()}
 
 

@@ -63,7 +63,7 @@ def spread_sample(rows: list[dict[str, Any]], size: int = SAMPLE_SIZE) -> list[d
 
 def reject_summary(layout: WorkLayout, sample_size: int = SAMPLE_SIZE) -> RejectSummary:
     if not layout.parsed_index.exists():
-        raise FileNotFoundError(f"{layout.parsed_index} is missing: materialize parsed_records")
+        raise FileNotFoundError(f"{layout.parsed_index} is missing: materialize record_selection")
     index = pq.read_table(layout.parsed_index, columns=["lines", "rejected", "reject_reasons"])
     by_reason: Counter[str] = Counter()
     for reasons in index["reject_reasons"].to_pylist():

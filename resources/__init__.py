@@ -1,8 +1,16 @@
-"""Dagster resources: Neo4j, the embedding model and the pipeline's paths, bound to EnvVar."""
+"""Dagster resources: Neo4j, the embedding model, the LLM and the pipeline's paths.
+
+Each default is written once, as the resource field's default. `build_resources` is the one way
+to make them (the Definitions, the CLI, the benchmark and the tests): a field whose environment
+variable is set is bound to it with `EnvVar` (resolved when a run starts, never at import), and
+an unset variable leaves the default, so the code location loads and runs under any launcher.
+"""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -13,16 +21,23 @@ from pydantic import PrivateAttr
 from nara_kg.embedding import DEFAULT_MODEL, Embedder
 from nara_kg.graph.connection import open_driver
 from nara_kg.layout import WorkLayout
-from nara_kg.settings import LOCAL_DEFAULT_PASSWORD, Neo4jSettings
+from nara_kg.settings import (
+    DEFAULT_DATA_DIR,
+    DEFAULT_DATABASE,
+    DEFAULT_USERNAME,
+    DEFAULT_WORK_DIR,
+    LOCAL_DEFAULT_PASSWORD,
+    Neo4jSettings,
+)
 
 
 class Neo4jResource(dg.ConfigurableResource):
     """A Bolt connection. An empty `uri` means the project's managed local server."""
 
     uri: str = ""
-    username: str = "neo4j"
+    username: str = DEFAULT_USERNAME
     password: str = LOCAL_DEFAULT_PASSWORD
-    database: str = "neo4j"
+    database: str = DEFAULT_DATABASE
 
     _driver: Driver | None = PrivateAttr(default=None)
 
@@ -138,8 +153,9 @@ class LLMResource(dg.ConfigurableResource):
 class PipelinePaths(dg.ConfigurableResource):
     """Where the input export is read from and where the stages keep their Parquet."""
 
-    data_dir: str
-    work_dir: str
+    data_dir: str = str(DEFAULT_DATA_DIR)
+    work_dir: str = str(DEFAULT_WORK_DIR)
+    #: Empty: `questions.jsonl` in the data folder, when there is one.
     questions_file: str = ""
 
     @property
@@ -162,30 +178,88 @@ class PipelinePaths(dg.ConfigurableResource):
         return self.data_path / "questions.jsonl"
 
 
-def resource_defs() -> dict[str, Any]:
-    return {
-        "neo4j": Neo4jResource(
-            uri=dg.EnvVar("NEO4J_URI"),
-            username=dg.EnvVar("NEO4J_USERNAME"),
-            password=dg.EnvVar("NEO4J_PASSWORD"),
-            database=dg.EnvVar("NEO4J_DATABASE"),
-        ),
-        "embedding_model": EmbeddingModel(
-            model=dg.EnvVar("NARA_KG_EMBEDDING_MODEL"),
-            backend=dg.EnvVar("NARA_KG_EMBEDDING_BACKEND"),
-        ),
-        "llm": LLMResource(
-            backend=dg.EnvVar("NARA_KG_LLM_BACKEND"),
-            model=dg.EnvVar("NARA_KG_LLM_MODEL"),
-            base_url=dg.EnvVar("NARA_KG_LLM_BASE_URL"),
-            api_key=dg.EnvVar("NARA_KG_LLM_API_KEY"),
-        ),
-        "paths": PipelinePaths(
-            data_dir=dg.EnvVar("NARA_DATA_DIR"),
-            work_dir=dg.EnvVar("NARA_KG_WORK_DIR"),
-            questions_file=dg.EnvVar("NARA_KG_QUESTIONS"),
-        ),
+#: resource key -> (class, {field: environment variable}): the one table of bindings.
+ENV_BINDINGS: dict[str, tuple[type[dg.ConfigurableResource], dict[str, str]]] = {
+    "neo4j": (
+        Neo4jResource,
+        {
+            "uri": "NEO4J_URI",
+            "username": "NEO4J_USERNAME",
+            "password": "NEO4J_PASSWORD",
+            "database": "NEO4J_DATABASE",
+        },
+    ),
+    "embedding_model": (
+        EmbeddingModel,
+        {
+            "model": "NARA_KG_EMBEDDING_MODEL",
+            "backend": "NARA_KG_EMBEDDING_BACKEND",
+            "device": "NARA_KG_EMBEDDING_DEVICE",
+        },
+    ),
+    "llm": (
+        LLMResource,
+        {
+            "backend": "NARA_KG_LLM_BACKEND",
+            "model": "NARA_KG_LLM_MODEL",
+            "base_url": "NARA_KG_LLM_BASE_URL",
+            "api_key": "NARA_KG_LLM_API_KEY",
+        },
+    ),
+    "paths": (
+        PipelinePaths,
+        {
+            "data_dir": "NARA_DATA_DIR",
+            "work_dir": "NARA_KG_WORK_DIR",
+            "questions_file": "NARA_KG_QUESTIONS",
+        },
+    ),
+}
+
+
+def build_resources(
+    env: Mapping[str, str] | None = None, **overrides: Mapping[str, Any]
+) -> dict[str, dg.ConfigurableResource]:
+    """The project's resources. `overrides` set fields directly (a test's own data folder,
+    `nara-kg build --data`): `build_resources(paths={"data_dir": "..."})`."""
+    source = os.environ if env is None else env
+    unknown = set(overrides) - set(ENV_BINDINGS)
+    if unknown:
+        raise ValueError(f"unknown resources {sorted(unknown)}; known: {sorted(ENV_BINDINGS)}")
+    built: dict[str, dg.ConfigurableResource] = {}
+    for key, (cls, fields) in ENV_BINDINGS.items():
+        values: dict[str, Any] = {
+            name: dg.EnvVar(variable) for name, variable in fields.items() if source.get(variable)
+        }
+        values.update(overrides.get(key, {}))
+        built[key] = cls(**values)
+    return built
+
+
+def resource_run_config(
+    key: str, env: Mapping[str, str] | None = None, **values: Any
+) -> dict[str, Any]:
+    """Run config for resource `key` that sets `values` and keeps every other field bound
+    to its environment variable (run config replaces a resource's configuration whole)."""
+    source = os.environ if env is None else env
+    _, fields = ENV_BINDINGS[key]
+    config: dict[str, Any] = {
+        name: {"env": variable}
+        for name, variable in fields.items()
+        if source.get(variable) and name not in values
     }
+    config.update(values)
+    return {"resources": {key: {"config": config}}}
 
 
-defs = dg.Definitions(resources=resource_defs())
+@contextmanager
+def open_resources(**overrides: Mapping[str, Any]) -> Iterator[Any]:
+    """The resources initialized outside a run (EnvVar resolved), for the CLI and the bench:
+    `with open_resources() as r: r.neo4j.get_driver()`."""
+    with dg.build_resources(build_resources(**overrides)) as initialized:
+        yield initialized
+
+
+def build_defs(env: Mapping[str, str] | None = None) -> dg.Definitions:
+    """Called when the code location loads (not at import), so the environment is read then."""
+    return dg.Definitions(resources=build_resources(env))

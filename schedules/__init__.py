@@ -1,55 +1,78 @@
-"""The nightly rebuild and the sensor that notices new or changed input files."""
+"""The nightly rebuild and the sensor that keeps one partition per input file."""
+
+from __future__ import annotations
 
 import hashlib
 import json
 import os
 from collections.abc import Mapping
+from pathlib import Path
 
 import dagster as dg
 
-from jobs import kg_full_rebuild, kg_incremental
-from nara_kg.inputs import INPUT_SUFFIXES, is_input_file
+from graph_assets.partitions import (
+    INPUT_FILES_PARTITIONS,
+    input_files,
+    sync_file_partitions,
+    valid_partition_key,
+)
+from jobs import kg_file_stages, kg_graph, kg_incremental
+from nara_kg.inputs import INPUT_SUFFIXES, list_input_paths
 from resources import PipelinePaths
 
 NIGHTLY_REBUILD = "nightly_kg_rebuild"
 INPUT_FILES_SENSOR = "nara_input_files_sensor"
 DEFAULT_CRON = "0 2 * * *"
 DEFAULT_TIMEZONE = "UTC"
+#: Run tags that make one run cover a range of partitions.
+RANGE_START = "dagster/asset_partition_range_start"
+RANGE_END = "dagster/asset_partition_range_end"
+
+
+def all_partitions_tags(instance: dg.DagsterInstance) -> dict[str, str] | None:
+    """Tags of a run over every file partition (None when there is none)."""
+    keys = input_files.get_partition_keys(dynamic_partitions_store=instance)
+    if not keys:
+        return None
+    return {RANGE_START: keys[0], RANGE_END: keys[-1]}
 
 
 def nightly_rebuild(
     cron: str = DEFAULT_CRON, timezone: str = DEFAULT_TIMEZONE
 ) -> dg.ScheduleDefinition:
-    return dg.ScheduleDefinition(
+    @dg.schedule(
         name=NIGHTLY_REBUILD,
-        job=kg_full_rebuild,
+        job=kg_incremental,
         cron_schedule=cron,
         execution_timezone=timezone,
         description=(
-            f"Rebuild the knowledge graph on '{cron}' ({timezone}); unchanged work is skipped. "
-            "Set NARA_KG_REBUILD_CRON / NARA_KG_REBUILD_TIMEZONE to change it."
+            f"Rebuild the knowledge graph on '{cron}' ({timezone}) over every file partition; "
+            "unchanged work is skipped. Set NARA_KG_REBUILD_CRON / NARA_KG_REBUILD_TIMEZONE "
+            "to change it."
         ),
         default_status=dg.DefaultScheduleStatus.STOPPED,
     )
+    def _nightly(
+        context: dg.ScheduleEvaluationContext, paths: PipelinePaths
+    ) -> dg.RunRequest | dg.SkipReason:
+        sync_file_partitions(context.instance, paths.data_path)
+        tags = all_partitions_tags(context.instance)
+        if tags is None:
+            return dg.SkipReason(f"no input files under {paths.data_path}")
+        return dg.RunRequest(tags=tags)
+
+    return _nightly
 
 
 def file_state(data_dir: str) -> dict[str, str]:
     """rel_path -> "size:mtime_ns" of every input file: cheap to take every minute."""
-    root = os.path.abspath(data_dir)
+    root = Path(data_dir).resolve()
+    if not root.is_dir():
+        return {}
     state: dict[str, str] = {}
-    if not os.path.isdir(root):
-        return state
-    from pathlib import Path
-
-    from nara_kg.inputs import EXPORT_TOP_FOLDERS
-
-    base = Path(root)
-    tops = [base / top for top in EXPORT_TOP_FOLDERS if (base / top).is_dir()] or [base]
-    for top in tops:
-        for path in top.rglob("*"):
-            if is_input_file(path):
-                stat = path.stat()
-                state[path.relative_to(base).as_posix()] = f"{stat.st_size}:{stat.st_mtime_ns}"
+    for rel in list_input_paths(root):
+        stat = (root / rel).stat()
+        state[rel] = f"{stat.st_size}:{stat.st_mtime_ns}"
     return state
 
 
@@ -63,32 +86,63 @@ def changes(before: Mapping[str, str], after: Mapping[str, str]) -> dict[str, li
 
 @dg.sensor(
     name=INPUT_FILES_SENSOR,
-    job=kg_incremental,
+    jobs=[kg_file_stages, kg_graph],
     minimum_interval_seconds=60,
     default_status=dg.DefaultSensorStatus.STOPPED,
     description=(
-        f"Watches NARA_DATA_DIR for new, changed or removed {', '.join(INPUT_SUFFIXES)} files "
-        "and requests one incremental rebuild per change set. The cursor holds the last state "
-        "seen, so no change is processed twice and none is missed."
+        f"Keeps one partition per {', '.join(INPUT_SUFFIXES)} file under NARA_DATA_DIR: adds "
+        "partitions for new files and requests a kg_file_stages run for each new or changed "
+        "one; deletes the partitions of removed files and requests kg_graph, so their records "
+        "leave the graph. The graph-wide assets follow the file runs through the automation "
+        "sensor. The cursor holds the last state seen, so no change is processed twice."
     ),
 )
 def input_files_sensor(
     context: dg.SensorEvaluationContext, paths: PipelinePaths
 ) -> dg.SensorResult:
     before: dict[str, str] = json.loads(context.cursor) if context.cursor else {}
-    after = file_state(paths.data_dir)
+    after = {rel: state for rel, state in file_state(paths.data_dir).items()}
     diff = changes(before, after)
+    known = set(context.instance.get_dynamic_partitions(INPUT_FILES_PARTITIONS))
+    # Files whose partition is missing (e.g. deleted by hand) count as added.
+    diff["added"] = sorted(set(diff["added"]) | {rel for rel in after if rel not in known})
     if not any(diff.values()):
         return dg.SensorResult(skip_reason=f"no change in {len(after)} input files")
-    run_key = hashlib.sha256(json.dumps(after, sort_keys=True).encode()).hexdigest()[:20]
+    invalid = [rel for rel in after if not valid_partition_key(rel)]
+    for rel in invalid:
+        context.log.warning(f"{rel}: the name cannot be a partition key; file skipped")
+    new_keys = [rel for rel in diff["added"] if valid_partition_key(rel)]
+    gone = [rel for rel in diff["removed"] if rel in known]
+    run_requests = [
+        dg.RunRequest(
+            run_key=f"{rel}:{after[rel]}",
+            partition_key=rel,
+            job_name=kg_file_stages.name,
+            tags={"nara_kg/change": "added" if rel in diff["added"] else "changed"},
+        )
+        for rel in [*new_keys, *diff["changed"]]
+        if valid_partition_key(rel)
+    ]
+    if gone:
+        digest = hashlib.sha256(json.dumps(gone).encode()).hexdigest()[:16]
+        run_requests.append(
+            dg.RunRequest(
+                run_key=f"removed:{digest}:{len(after)}",
+                job_name=kg_graph.name,
+                tags={"nara_kg/change": f"{len(gone)} files removed"},
+            )
+        )
     summary = ", ".join(f"{len(v)} {k}" for k, v in diff.items() if v)
     context.log.info(f"input files: {summary}")
     return dg.SensorResult(
-        run_requests=[
-            dg.RunRequest(
-                run_key=run_key,
-                tags={"nara_kg/changes": summary[:200]},
+        run_requests=run_requests,
+        dynamic_partitions_requests=[
+            request
+            for request in (
+                input_files.build_add_request(new_keys) if new_keys else None,
+                input_files.build_delete_request(gone) if gone else None,
             )
+            if request is not None
         ],
         cursor=json.dumps(after, sort_keys=True),
     )
@@ -97,8 +151,13 @@ def input_files_sensor(
 def build_defs(env: Mapping[str, str] | None = None) -> dg.Definitions:
     """Called when the code location loads (not at import), so the environment is read then."""
     source = os.environ if env is None else env
-    schedule = nightly_rebuild(
-        cron=source.get("NARA_KG_REBUILD_CRON") or DEFAULT_CRON,
-        timezone=source.get("NARA_KG_REBUILD_TIMEZONE") or DEFAULT_TIMEZONE,
-    )
+    schedule = nightly_rebuild(cron=rebuild_cron(source), timezone=rebuild_timezone(source))
     return dg.Definitions(schedules=[schedule], sensors=[input_files_sensor])
+
+
+def rebuild_cron(env: Mapping[str, str]) -> str:
+    return env.get("NARA_KG_REBUILD_CRON") or DEFAULT_CRON
+
+
+def rebuild_timezone(env: Mapping[str, str]) -> str:
+    return env.get("NARA_KG_REBUILD_TIMEZONE") or DEFAULT_TIMEZONE

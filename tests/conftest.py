@@ -12,10 +12,7 @@ from typing import Any
 
 import pytest
 
-from nara_kg.settings import Neo4jSettings, apply_env_defaults
-
-# The same defaults the CLI applies: tests see the environment a user of `nara-kg` sees.
-apply_env_defaults()
+from nara_kg.settings import Neo4jSettings
 
 
 @pytest.fixture(scope="session")

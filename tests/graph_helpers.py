@@ -8,9 +8,9 @@ from typing import Any
 import dagster as dg
 
 from graph_assets import ALL_ASSETS
-from graph_assets.common import materialization_metadata
+from graph_assets.common import plain_metadata
 from nara_kg.settings import Neo4jSettings
-from resources import EmbeddingModel, LLMResource, Neo4jResource, PipelinePaths
+from resources import build_resources
 
 
 def wipe(driver: Any) -> None:
@@ -23,21 +23,19 @@ def resources_for(
     settings: Neo4jSettings, data_dir: Path, work_dir: Path, questions: Path | None = None
 ) -> dict[str, Any]:
     """The resources of the Definitions, pointed at a test's own data and work directories."""
-    return {
-        "neo4j": Neo4jResource(
-            uri="" if settings.managed else settings.uri,
-            username=settings.username,
-            password=settings.password,
-            database=settings.database,
-        ),
-        "embedding_model": EmbeddingModel(),
-        "llm": LLMResource(),
-        "paths": PipelinePaths(
-            data_dir=str(data_dir),
-            work_dir=str(work_dir),
-            questions_file=str(questions) if questions else "",
-        ),
-    }
+    return build_resources(
+        neo4j={
+            "uri": "" if settings.managed else settings.uri,
+            "username": settings.username,
+            "password": settings.password,
+            "database": settings.database,
+        },
+        paths={
+            "data_dir": str(data_dir),
+            "work_dir": str(work_dir),
+            "questions_file": str(questions) if questions else "",
+        },
+    )
 
 
 def materialize(
@@ -52,6 +50,17 @@ def materialize(
     failures = [event.message for event in result.all_events if event.is_failure]
     assert result.success, failures
     return result
+
+
+def materialization_metadata(result: dg.ExecuteInProcessResult) -> dict[str, dict[str, Any]]:
+    """asset key -> the metadata of its run-level materialization (plain values)."""
+    found: dict[str, dict[str, Any]] = {}
+    for event in result.get_asset_materialization_events():
+        materialization = event.step_materialization_data.materialization
+        metadata = plain_metadata(materialization.metadata)
+        if "seconds" in metadata:  # not a per-file record of a run without partitions
+            found[materialization.asset_key.to_user_string()] = metadata
+    return found
 
 
 def metadata_of(result: dg.ExecuteInProcessResult, asset: str) -> dict[str, Any]:

@@ -19,7 +19,8 @@ def embedding_key(model_key: str, text_hash: str) -> str:
 PENDING = f"""
 MATCH (c:{Label.RECORD_WITH_TEXT})
 WHERE c.{Prop.EMBEDDING_KEY} IS NULL OR c.{Prop.EMBEDDING_KEY} <> $model + '|' + c.{Prop.TEXT_HASH}
-RETURN c.{Prop.CHUNK_ID} AS id, c.{Prop.TEXT} AS text, c.{Prop.TEXT_HASH} AS hash
+RETURN c.{Prop.CHUNK_ID} AS id, c.{Prop.TEXT} AS text, c.{Prop.TEXT_HASH} AS hash,
+       c.{Prop.FILE_NAME} AS file
 ORDER BY id
 LIMIT $limit
 """

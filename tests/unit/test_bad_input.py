@@ -17,6 +17,7 @@ import dagster as dg
 import pyarrow.parquet as pq
 import pytest
 
+from graph_assets.common import plain_metadata
 from nara_kg import pipeline
 from nara_kg.layout import WorkLayout
 from nara_kg.parsing import reject_category
@@ -44,7 +45,7 @@ def bad_record(**fields: Any) -> str:
 def run(data_dir: Path, work_dir: Path) -> dict[str, Any]:
     layout = WorkLayout(work_dir)
     files = pipeline.scan_inputs(data_dir, layout)
-    result = pipeline.parse_inputs(files, layout)
+    result = pipeline.parse_inputs(data_dir, files, layout)
     rejects = pq.read_table(layout.rejects).to_pylist()
     records = []
     for file in files:
@@ -281,15 +282,15 @@ def test_reject_share_check_fails_over_the_default_threshold(
     result = invoke(two_percent_bad)
     assert not result.passed
     assert result.severity == dg.AssetCheckSeverity.ERROR
-    metadata: dict[str, Any] = {k: v.value for k, v in result.metadata.items()}
+    metadata = plain_metadata(result.metadata)
     assert metadata["lines"] == 100
     assert metadata["lines_rejected"] == 2
     assert metadata["reject_share"] == pytest.approx(0.02)
     assert metadata["max_reject_share"] == pytest.approx(0.01)
-    assert "malformed JSON" in metadata["rejects_by_reason"]
-    assert "no record object" in metadata["rejects_by_reason"]
-    assert "records.jsonl" in metadata["reject_sample"]
-    assert "{oops" in metadata["reject_sample"]
+    reasons = {row["reason"]: row["count"] for row in metadata["rejects_by_reason"]}
+    assert reasons["malformed JSON"] == 1 and reasons["no record object"] == 1
+    sample = json.dumps(metadata["reject_sample"])
+    assert "records.jsonl" in sample and "{oops" in sample
     assert metadata["rejects_path"].endswith("rejects.parquet")
 
 

@@ -11,6 +11,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
+from graph_assets.common import plain_metadata
 from nara_kg import pipeline
 from nara_kg.demo_data import generate_demo_data
 from nara_kg.layout import WorkLayout
@@ -245,17 +246,18 @@ def test_gx_is_not_imported_by_the_code_location() -> None:
     assert out.stdout.strip() == "False"
 
 
-def test_suite_metadata_is_markdown_with_every_expectation() -> None:
+def test_suite_metadata_is_a_native_table_with_every_expectation() -> None:
     outcome = expectations.validate_parsed_records(
         records_frame([*GOOD_RECORDS, record(9, "widget")])
     )
     metadata = suite_metadata(outcome)
-    table = metadata["expectations"].value
-    for o in outcome.outcomes:
-        assert o.description in table
-    assert "| success | observed | unexpected |" in table
-    assert "FAIL" in table
-    assert "widget" in metadata["offending_values"].value
+    table = metadata["expectations"]
+    assert isinstance(table, dg.TableMetadataValue)
+    assert [c.name for c in table.schema.columns][4:7] == ["success", "observed", "unexpected"]
+    rows = plain_metadata(metadata)["expectations"]
+    assert {o.description for o in outcome.outcomes} <= {row["expectation"] for row in rows}
+    assert "FAIL" in {row["success"] for row in rows}
+    assert "widget" in json.dumps(plain_metadata(metadata)["offending_values"])
     assert metadata["expectations_failed"] == len(outcome.failed) >= 1
 
 
@@ -333,7 +335,7 @@ def demo_layout(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> dict
     generate_demo_data(root / "data", records=80, seed=5)
     layout = WorkLayout(root / "work")
     files = pipeline.scan_inputs(root / "data", layout)
-    pipeline.parse_inputs(files, layout)
+    pipeline.parse_inputs(root / "data", files, layout)
     pipeline.chunk_records(
         files, layout, count_tokens=embedder.count_tokens, max_tokens=embedder.max_tokens
     )
@@ -378,7 +380,7 @@ def test_missing_parquet_fails_the_check_with_a_hint(tmp_path: Path) -> None:
     paths = PipelinePaths(data_dir=str(tmp_path), work_dir=str(tmp_path / "work"))
     result = invoke(parsed_records_integrity, paths=paths)
     assert not result.passed
-    assert "materialize parsed_records" in (result.description or "")
+    assert "materialize record_selection" in (result.description or "")
 
 
 def test_community_report_check_factory() -> None:

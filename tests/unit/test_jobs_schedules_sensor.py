@@ -4,19 +4,41 @@ import os
 from pathlib import Path
 
 import dagster as dg
+import pytest
 
-from jobs import KG_EVALUATION, KG_FULL_REBUILD, KG_INCREMENTAL, kg_incremental
+from graph_assets import FILE_ASSETS, GRAPH_WIDE_ASSETS
+from graph_assets.partitions import INPUT_FILES_PARTITIONS, sync_file_partitions
+from jobs import (
+    KG_EVALUATION,
+    KG_FILE_STAGES,
+    KG_FULL_REBUILD,
+    KG_GRAPH,
+    KG_INCREMENTAL,
+    executor,
+    kg_file_stages,
+    kg_graph,
+)
 from nara_kg.definitions import defs
+from nara_kg.launch import split_ranges
 from resources import PipelinePaths
-from schedules import NIGHTLY_REBUILD, build_defs, input_files_sensor
+from schedules import NIGHTLY_REBUILD, RANGE_END, RANGE_START, build_defs, input_files_sensor
 
 
-def evaluate(data: Path, cursor: str | None) -> dg.SensorResult:
+def evaluate(instance: dg.DagsterInstance, data: Path, cursor: str | None) -> dg.SensorResult:
+    """One sensor tick; its partition requests are applied as the daemon would."""
     context = dg.build_sensor_context(
         cursor=cursor,
+        instance=instance,
         resources={"paths": PipelinePaths(data_dir=str(data), work_dir=str(data / "work"))},
     )
-    return input_files_sensor(context)
+    result = input_files_sensor(context)
+    for request in result.dynamic_partitions_requests or []:
+        if isinstance(request, dg.AddDynamicPartitionsRequest):
+            instance.add_dynamic_partitions(request.partitions_def_name, request.partition_keys)
+        else:
+            for key in request.partition_keys:
+                instance.delete_dynamic_partition(request.partitions_def_name, key)
+    return result
 
 
 def write(path: Path, text: str) -> None:
@@ -24,33 +46,57 @@ def write(path: Path, text: str) -> None:
     path.write_text(text)
 
 
-def test_sensor_requests_one_run_per_change_and_none_twice(tmp_path: Path) -> None:
+def test_sensor_keeps_one_partition_per_file_and_requests_each_change_once(
+    tmp_path: Path,
+) -> None:
+    instance = dg.DagsterInstance.ephemeral()
     data = tmp_path / "export"
-    write(data / "descriptions/rg_1/rg_1-1.jsonl", '{"record": {}}\n')
-    first = evaluate(data, None)
-    assert len(first.run_requests) == 1 and first.cursor
+    first_file = "descriptions/rg_1/rg_1-1.jsonl"
+    write(data / first_file, '{"record": {}}\n')
+    first = evaluate(instance, data, None)
+    assert [(r.job_name, r.partition_key) for r in first.run_requests] == [
+        (KG_FILE_STAGES, first_file)
+    ]
+    assert instance.get_dynamic_partitions(INPUT_FILES_PARTITIONS) == [first_file]
     # Same files: nothing is requested again.
-    same = evaluate(data, first.cursor)
+    same = evaluate(instance, data, first.cursor)
     assert not same.run_requests and same.skip_reason
-    # A new file and a changed file: one more request, with another run key.
-    write(data / "authority-records/person/person-1.jsonl", '{"record": {}}\n')
-    changed = data / "descriptions/rg_1/rg_1-1.jsonl"
+    # A new file and a changed file: one run per file, with new run keys.
+    person = "authority-records/person/person-1.jsonl"
+    write(data / person, '{"record": {}}\n')
+    changed = data / first_file
     changed.write_text('{"record": {"naId": 1}}\n')
     os.utime(changed, ns=(1, 10**18))
-    second = evaluate(data, first.cursor)
-    assert len(second.run_requests) == 1
-    assert second.run_requests[0].run_key != first.run_requests[0].run_key
-    assert "1 added, 1 changed" in second.run_requests[0].tags["nara_kg/changes"]
-    # A removed file is a change too.
+    second = evaluate(instance, data, first.cursor)
+    assert sorted(r.partition_key for r in second.run_requests) == [person, first_file]
+    assert {r.tags["nara_kg/change"] for r in second.run_requests} == {"added", "changed"}
+    assert first.run_requests[0].run_key not in {r.run_key for r in second.run_requests}
+    assert set(instance.get_dynamic_partitions(INPUT_FILES_PARTITIONS)) == {first_file, person}
+    # A removed file loses its partition, and the graph-wide job takes its records out.
     changed.unlink()
-    third = evaluate(data, second.cursor)
-    assert third.run_requests[0].tags["nara_kg/changes"] == "1 removed"
+    third = evaluate(instance, data, second.cursor)
+    assert [(r.job_name, r.partition_key) for r in third.run_requests] == [(KG_GRAPH, None)]
+    assert instance.get_dynamic_partitions(INPUT_FILES_PARTITIONS) == [person]
     # Files that are not input files are ignored.
     write(data / "descriptions/notes.txt", "x")
-    assert not evaluate(data, third.cursor).run_requests
+    assert not evaluate(instance, data, third.cursor).run_requests
 
 
-def test_schedule_cron_and_timezone_come_from_the_environment() -> None:
+def test_partitions_follow_the_data_folder(tmp_path: Path) -> None:
+    instance = dg.DagsterInstance.ephemeral()
+    write(tmp_path / "a.jsonl", "{}\n")
+    write(tmp_path / "b.jsonl.gz", "")
+    first = sync_file_partitions(instance, tmp_path)
+    assert first.added == ["a.jsonl", "b.jsonl.gz"] and first.total == 2
+    (tmp_path / "a.jsonl").unlink()
+    second = sync_file_partitions(instance, tmp_path)
+    assert second.removed == ["a.jsonl"] and not second.added
+    assert instance.get_dynamic_partitions(INPUT_FILES_PARTITIONS) == ["b.jsonl.gz"]
+
+
+def test_nightly_schedule_covers_every_partition_and_reads_its_cron_from_env(
+    tmp_path: Path,
+) -> None:
     schedule = build_defs(
         {"NARA_KG_REBUILD_CRON": "30 3 * * 1-5", "NARA_KG_REBUILD_TIMEZONE": "America/New_York"}
     ).get_schedule_def(NIGHTLY_REBUILD)
@@ -58,15 +104,44 @@ def test_schedule_cron_and_timezone_come_from_the_environment() -> None:
     assert schedule.execution_timezone == "America/New_York"
     default = build_defs({}).get_schedule_def(NIGHTLY_REBUILD)
     assert default.cron_schedule == "0 2 * * *" and default.execution_timezone == "UTC"
+    assert default.job_name == KG_INCREMENTAL
+
+    for name in ("b.jsonl", "a.jsonl", "c.jsonl"):
+        write(tmp_path / name, "{}\n")
+    with dg.instance_for_test() as instance:
+        context = dg.build_schedule_context(
+            instance=instance,
+            resources={"paths": PipelinePaths(data_dir=str(tmp_path), work_dir=str(tmp_path))},
+        )
+        [request] = default.evaluate_tick(context).run_requests
+    assert request.tags[RANGE_START] == "a.jsonl" and request.tags[RANGE_END] == "c.jsonl"
 
 
-def test_composition_root_has_every_job_and_asset() -> None:
+def test_composition_root_jobs_and_assets() -> None:
     repository = defs().get_repository_def()
-    assert {KG_FULL_REBUILD, KG_INCREMENTAL, KG_EVALUATION} <= {
+    assert {KG_FILE_STAGES, KG_GRAPH, KG_FULL_REBUILD, KG_INCREMENTAL, KG_EVALUATION} <= {
         j.name for j in repository.get_all_jobs()
     }
     keys = {key.to_user_string() for key in repository.asset_graph.get_all_asset_keys()}
-    assert {"raw_jsonl", "graph_nodes", "graph_communities", "retrieval_evaluation"} <= keys
-    selected = kg_incremental.selection.resolve(repository.asset_graph)
-    assert dg.AssetKey("graph_nodes") in selected
-    assert dg.AssetKey("retrieval_evaluation") not in selected
+    assert {"raw_jsonl", "record_selection", "graph_communities", "retrieval_evaluation"} <= keys
+    graph = repository.asset_graph
+    for asset in FILE_ASSETS:
+        assert isinstance(graph.get(asset.key).partitions_def, dg.DynamicPartitionsDefinition)
+    for asset in GRAPH_WIDE_ASSETS:
+        assert graph.get(asset.key).partitions_def is None
+    assert kg_file_stages.selection.resolve(graph) == {a.key for a in FILE_ASSETS}
+    assert kg_graph.selection.resolve(graph) == {a.key for a in GRAPH_WIDE_ASSETS}
+
+
+def test_executor_is_chosen_by_environment() -> None:
+    assert executor({}).name == "multiprocess"
+    assert executor({"NARA_KG_EXECUTOR": "in_process"}).name == "in_process"
+    assert executor({"NARA_KG_EXECUTOR": "k8s"}).name == "k8s"
+    with pytest.raises(ValueError, match="NARA_KG_EXECUTOR"):
+        executor({"NARA_KG_EXECUTOR": "threads"})
+
+
+def test_split_ranges_is_contiguous_and_even() -> None:
+    keys = [f"k{i:02d}" for i in range(7)]
+    assert split_ranges(keys, 3) == [("k00", "k02"), ("k03", "k04"), ("k05", "k06")]
+    assert split_ranges(keys[:1], 4) == [("k00", "k00")]

@@ -1,0 +1,246 @@
+"""Launching the platform's real jobs, the way Dagster does, for the CLI and the benchmark.
+
+`build` brings the file partitions in step with the data folder, then runs `kg_incremental`
+(or `kg_full_rebuild`) over every partition in the instance at DAGSTER_HOME, so the UI shows
+the runs, partitions and metadata. With `parallel` > 1 the per-file stages first run as that
+many concurrent `kg_file_stages` runs (each `dagster job execute` over a range of partitions,
+on the multiprocess executor; Dagster's pools keep the model and Neo4j from oversubscription),
+then the graph-wide stages run once. The data folder travels as run config of `paths`.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+
+from graph_assets import FILE_ASSETS, GRAPH_WIDE_ASSETS
+from graph_assets.common import plain_metadata
+from graph_assets.evaluation import retrieval_evaluation
+from graph_assets.partitions import FULL, REBUILD_TAG, PartitionSync, input_files
+from graph_assets.partitions import sync_file_partitions as sync_partitions
+from jobs import KG_FILE_STAGES, KG_FULL_REBUILD, KG_INCREMENTAL
+from nara_kg import definitions
+from nara_kg.settings import PROJECT_ROOT
+from schedules import RANGE_END, RANGE_START
+
+Log = Callable[[str], None]
+#: Tag shared by every run of one `nara-kg build`, to find them in the instance.
+BUILD_TAG = "nara_kg/build"
+FILE_ASSET_KEYS = {asset.key.to_user_string() for asset in FILE_ASSETS}
+
+_JOB_FACTORIES = {
+    KG_FULL_REBUILD: definitions.kg_full_rebuild_job,
+    KG_INCREMENTAL: definitions.kg_incremental_job,
+    KG_FILE_STAGES: definitions.kg_file_stages_job,
+}
+
+
+def _quiet(_: str) -> None:
+    pass
+
+
+@dataclass
+class BuildOutcome:
+    success: bool
+    run_ids: list[str]
+    partitions: PartitionSync
+    seconds: float
+    #: asset key -> its metadata (plain values); per-file assets summed over their runs.
+    assets: dict[str, dict[str, Any]] = field(default_factory=dict)
+    checks_failed: list[str] = field(default_factory=list)
+    failed_steps: list[str] = field(default_factory=list)
+
+
+def run_config(data_dir: Path) -> dict[str, Any]:
+    from resources import resource_run_config
+
+    return resource_run_config("paths", data_dir=str(data_dir))
+
+
+def split_ranges(keys: list[str], parts: int) -> list[tuple[str, str]]:
+    """Contiguous (first, last) key ranges, as even as possible, at most `parts` of them."""
+    parts = max(1, min(parts, len(keys)))
+    size, extra = divmod(len(keys), parts)
+    ranges, start = [], 0
+    for index in range(parts):
+        end = start + size + (1 if index < extra else 0)
+        ranges.append((keys[start], keys[end - 1]))
+        start = end
+    return ranges
+
+
+def build(
+    data_dir: Path,
+    instance: dg.DagsterInstance,
+    *,
+    full: bool = False,
+    parallel: int = 1,
+    log: Log = _quiet,
+    extra_tags: dict[str, str] | None = None,
+) -> BuildOutcome:
+    started = time.perf_counter()
+    sync = sync_partitions(instance, data_dir)
+    for rel in sync.invalid:
+        log(f"{rel}: the name cannot be a Dagster partition key; file skipped")
+    keys = input_files.get_partition_keys(dynamic_partitions_store=instance)
+    if not keys:
+        raise FileNotFoundError(f"no input files (.jsonl, .jsonl.gz, .zip) under {data_dir}")
+    build_id = uuid.uuid4().hex[:12]
+    tags = {
+        "dagster/from": "nara-kg build",
+        BUILD_TAG: build_id,
+        REBUILD_TAG: FULL if full else "incremental",
+        **(extra_tags or {}),
+    }
+    job_name = KG_FULL_REBUILD if full else KG_INCREMENTAL
+    config = run_config(data_dir)
+    if parallel > 1 and len(keys) > 1:
+        ranges = split_ranges(keys, parallel)
+        log(f"per-file stages: {len(keys)} files in {len(ranges)} parallel runs")
+        if not _parallel_file_runs(ranges, tags, config, log):
+            return _outcome(instance, build_id, sync, started)
+        # The graph-wide stages once, over every file.
+        selection = [a.key for a in [*GRAPH_WIDE_ASSETS, retrieval_evaluation]]
+        _execute(job_name, instance, config, tags, asset_selection=selection)
+    else:
+        log(f"{job_name}: {len(keys)} files in one run")
+        _execute(job_name, instance, config, {**tags, RANGE_START: keys[0], RANGE_END: keys[-1]})
+    return _outcome(instance, build_id, sync, started)
+
+
+def _execute(
+    job_name: str,
+    instance: dg.DagsterInstance,
+    config: dict[str, Any],
+    tags: dict[str, str],
+    asset_selection: list[dg.AssetKey] | None = None,
+) -> None:
+    job = dg.reconstructable(_JOB_FACTORIES[job_name])
+    with dg.execute_job(
+        job,
+        instance=instance,
+        run_config=config,
+        tags=tags,
+        raise_on_error=False,
+        asset_selection=asset_selection,
+    ) as result:
+        result.success  # noqa: B018 - the outcome is read from the instance afterwards
+
+
+def _parallel_file_runs(
+    ranges: list[tuple[str, str]], tags: dict[str, str], config: dict[str, Any], log: Log
+) -> bool:
+    """`kg_file_stages` over each range at once, through Dagster's own command line."""
+    logs_dir = PROJECT_ROOT / "var" / "logs"
+    logs_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
+        json.dump(config, handle)
+        config_path = handle.name
+    processes = []
+    for index, (first, last) in enumerate(ranges):
+        run_tags = {**tags, RANGE_START: first, RANGE_END: last}
+        log_path = logs_dir / f"build-{tags[BUILD_TAG]}-files-{index}.log"
+        command = [
+            sys.executable,
+            "-m",
+            "dagster",
+            "job",
+            "execute",
+            "-m",
+            "nara_kg.definitions",
+            "-j",
+            KG_FILE_STAGES,
+            "-c",
+            config_path,
+            "--tags",
+            json.dumps(run_tags),
+        ]
+        with log_path.open("w", encoding="utf-8") as out:
+            processes.append(
+                (
+                    subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT),
+                    log_path,
+                    f"{first} .. {last}",
+                )
+            )
+    ok = True
+    for process, log_path, span in processes:
+        if process.wait() != 0:
+            ok = False
+            log(f"file stages over {span} failed; log: {log_path}")
+    Path(config_path).unlink(missing_ok=True)
+    return ok
+
+
+def _events(
+    instance: dg.DagsterInstance, run_ids: Iterable[str], event_type: dg.DagsterEventType
+) -> list[tuple[str, Any]]:
+    found = []
+    for run_id in run_ids:
+        for entry in instance.all_logs(run_id, of_type=event_type):
+            if entry.dagster_event is not None:
+                found.append((run_id, entry.dagster_event))
+    return found
+
+
+def _outcome(
+    instance: dg.DagsterInstance, build_id: str, sync: PartitionSync, started: float
+) -> BuildOutcome:
+    runs = instance.get_runs(filters=dg.RunsFilter(tags={BUILD_TAG: build_id}))
+    run_ids = [run.run_id for run in reversed(runs)]
+    outcome = BuildOutcome(
+        success=bool(runs) and all(run.status == dg.DagsterRunStatus.SUCCESS for run in runs),
+        run_ids=run_ids,
+        partitions=sync,
+        seconds=round(time.perf_counter() - started, 3),
+    )
+    # A run over several partitions reports one result per partition: count each run once.
+    seen: set[tuple[str, str]] = set()
+    for run_id, event in _events(instance, run_ids, dg.DagsterEventType.ASSET_MATERIALIZATION):
+        materialization = event.step_materialization_data.materialization
+        asset = materialization.asset_key.to_user_string()
+        if (run_id, asset) in seen or event.step_key is None:
+            continue
+        metadata = plain_metadata(materialization.metadata)
+        if "seconds" not in metadata:  # a per-file record of a run without partitions
+            continue
+        seen.add((run_id, asset))
+        outcome.assets[asset] = _merge(outcome.assets.get(asset), metadata, asset)
+    for _, event in _events(instance, run_ids, dg.DagsterEventType.ASSET_CHECK_EVALUATION):
+        evaluation = event.event_specific_data
+        if not evaluation.passed:
+            outcome.checks_failed.append(evaluation.check_name)
+    outcome.checks_failed.sort()
+    outcome.failed_steps = sorted(
+        {
+            event.step_key
+            for _, event in _events(instance, run_ids, dg.DagsterEventType.STEP_FAILURE)
+            if event.step_key
+        }
+    )
+    return outcome
+
+
+def _merge(before: dict[str, Any] | None, metadata: dict[str, Any], asset: str) -> dict[str, Any]:
+    """Per-file assets: numbers add up over the runs of one build; others: the latest."""
+    if before is None or asset not in FILE_ASSET_KEYS:
+        return metadata
+    merged = dict(before)
+    for key, value in metadata.items():
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            merged[key] = merged.get(key, 0) + value
+        elif isinstance(value, list) and isinstance(merged.get(key), list):
+            merged[key] = merged[key] + value
+        else:
+            merged.setdefault(key, value)
+    return merged
