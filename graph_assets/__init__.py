@@ -12,7 +12,7 @@ import dagster as dg
 
 from graph_assets.communities import community_reports, graph_communities
 from graph_assets.evaluation import retrieval_evaluation
-from graph_assets.files import FILE_ASSETS, chunk_embeddings, chunks, parsed_records, raw_jsonl
+from graph_assets.files import FILE_ASSETS, FILE_SPECS, file_stages
 from graph_assets.graph import (
     authority_relationships,
     graph_nodes,
@@ -79,19 +79,17 @@ def build_defs(cron: str, timezone: str) -> dg.Definitions:
 __all__ = [
     "ALL_ASSETS",
     "FILE_ASSETS",
+    "FILE_SPECS",
     "GRAPH_WIDE_ASSETS",
     "authority_relationships",
     "build_defs",
-    "chunk_embeddings",
-    "chunks",
     "community_reports",
+    "file_stages",
     "graph_communities",
     "graph_nodes",
     "includes_relationships",
     "input_files",
     "next_relationships",
-    "parsed_records",
-    "raw_jsonl",
     "record_selection",
     "retrieval_evaluation",
     "text_embeddings",

@@ -1,8 +1,18 @@
 """Per-file stages, one partition per input file: raw_jsonl -> parsed_records -> chunks ->
-chunk_embeddings (Parquet under the work directory; core: :mod:`nara_kg.pipeline`)."""
+chunk_embeddings (Parquet under the work directory; core: :mod:`nara_kg.pipeline`).
 
+The four assets are computed by one op, `file_stages`, file after file: one process per run
+loads the model once, and a run without partitions (e.g. `dagster job execute -j
+kg_full_rebuild`) can cover the whole export, which Dagster allows only when no partitioned
+asset reads another through an op input. Each asset keeps its own partition bar, metadata and
+description. (Not subsettable: an internal dependency of a subsettable multi-asset is an op
+input again, and the run without partitions would fail on it.)
+"""
+
+import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 import dagster as dg
@@ -14,76 +24,102 @@ from graph_assets.common import (
     OWNERS,
     counts_table,
     table,
-    timed,
 )
 from graph_assets.partitions import files_of_run, input_files, is_full_rebuild
 from nara_kg import pipeline
+from nara_kg.embedding import Embedder
+from nara_kg.layout import WorkLayout
 from resources import EmbeddingModel, PipelinePaths
+
+RAW_JSONL = dg.AssetKey("raw_jsonl")
+PARSED_RECORDS = dg.AssetKey("parsed_records")
+CHUNKS = dg.AssetKey("chunks")
+CHUNK_EMBEDDINGS = dg.AssetKey("chunk_embeddings")
 
 #: A backfill launches one run per few files: retries stay small and runs stay parallel.
 FILE_BACKFILL = dg.BackfillPolicy.multi_run(max_partitions_per_run=4)
-#: On a cluster the embedding step asks for a GPU (dagster-k8s reads this tag; elsewhere inert).
+#: On a cluster the file stages ask for a GPU (dagster-k8s reads this tag; elsewhere inert).
 K8S_GPU_TAGS = {
     "dagster-k8s/config": {
         "container_config": {"resources": {"limits": {"nvidia.com/gpu": "1"}}},
     }
 }
 
-FileWork = Callable[[str], dict[str, Any]]
-
-
-def _per_file(
-    context: dg.AssetExecutionContext, paths: PipelinePaths, work: FileWork
-) -> Iterator[dg.AssetMaterialization | dict[str, Any]]:
-    """Run `work` on each file of the run, yielding its row. A run without partitions (the
-    whole export) also records each file's own materialization, so the partition bar shows it."""
-    files, partitioned = files_of_run(context, paths.data_path)
-    for position, rel_path in enumerate(files, start=1):
-        row = work(rel_path)
-        if not partitioned:
-            yield dg.AssetMaterialization(
-                asset_key=context.asset_key,
-                partition=rel_path,
-                metadata={k: v for k, v in row.items() if isinstance(v, int | float | str)},
-            )
-        if position % 50 == 0:
-            context.log.info(f"{position}/{len(files)} files done")
-        yield row
-
-
-def _rows(
-    context: dg.AssetExecutionContext, paths: PipelinePaths, work: FileWork
-) -> tuple[list[dict[str, Any]], list[dg.AssetMaterialization]]:
-    rows: list[dict[str, Any]] = []
-    events: list[dg.AssetMaterialization] = []
-    for item in _per_file(context, paths, work):
-        if isinstance(item, dg.AssetMaterialization):
-            events.append(item)
-        else:
-            rows.append(item)
-    return rows, events
-
-
-@dg.asset(
-    group_name=GROUP,
-    kinds=FILE_KINDS,
-    owners=OWNERS,
-    partitions_def=input_files,
-    backfill_policy=FILE_BACKFILL,
-    description=(
-        "One export file (.jsonl, .jsonl.gz, .zip) under NARA_DATA_DIR per partition: its size "
-        "and content hash (reused while size and mtime are unchanged). Core: "
-        "nara_kg.pipeline.scan_file."
+FILE_SPECS = [
+    dg.AssetSpec(
+        RAW_JSONL,
+        group_name=GROUP,
+        owners=OWNERS,
+        kinds=FILE_KINDS,
+        description=(
+            "One export file (.jsonl, .jsonl.gz, .zip) under NARA_DATA_DIR per partition: its "
+            "size and content hash (reused while size and mtime are unchanged). Core: "
+            "nara_kg.pipeline.scan_file."
+        ),
     ),
-)
-def raw_jsonl(
-    context: dg.AssetExecutionContext, paths: PipelinePaths
-) -> Iterator[dg.AssetMaterialization | dg.MaterializeResult]:
-    force = is_full_rebuild(context)
+    dg.AssetSpec(
+        PARSED_RECORDS,
+        deps=[RAW_JSONL],
+        group_name=GROUP,
+        owners=OWNERS,
+        kinds=FILE_KINDS,
+        description=(
+            "The file's records, all ten types flattened to seed 000's property names, streamed "
+            "to one Parquet part; stubs for parents and referenced authorities; bad lines to the "
+            "file's rejects part (file, line, reason, raw text). Skipped when the content is "
+            "unchanged, except in the full rebuild. Core: nara_kg.pipeline.parse_file."
+        ),
+    ),
+    dg.AssetSpec(
+        CHUNKS,
+        deps=[PARSED_RECORDS],
+        group_name=GROUP,
+        owners=OWNERS,
+        kinds=FILE_KINDS,
+        description=(
+            "Every record of the file split like the seed (recursive, 500 chars, no overlap) "
+            "with a search header (title, type, parent, dates) on every chunk, re-split by "
+            "tokens so that no chunk exceeds the embedding model's maximum sequence length. "
+            "chunkId = '<naId>-<seq>'. Core: nara_kg.pipeline.chunk_file."
+        ),
+    ),
+    dg.AssetSpec(
+        CHUNK_EMBEDDINGS,
+        deps=[CHUNKS],
+        group_name=GROUP,
+        owners=OWNERS,
+        kinds={"python", "parquet", "pytorch"},
+        description=(
+            "sentence-transformers vectors (default all-MiniLM-L6-v2, offline) of the file's "
+            "embeddable chunks, one Parquet part per file; a chunk whose text and model are "
+            "unchanged keeps its vector (the full rebuild re-encodes all). Core: "
+            "nara_kg.pipeline.embed_file."
+        ),
+    ),
+]
 
-    def work(rel_path: str) -> dict[str, Any]:
+
+@dataclass
+class _Stages:
+    """The per-file work of one run and what each asset reports."""
+
+    paths: PipelinePaths
+    embedder: Embedder
+    force: bool
+    log: Any
+    rows: dict[dg.AssetKey, list[dict[str, Any]]] = field(default_factory=dict)
+    by_type: Counter[str] = field(default_factory=Counter)
+    reasons: Counter[str] = field(default_factory=Counter)
+    chunk_total: pipeline.ChunkResult = field(default_factory=pipeline.ChunkResult)
+    seconds_encoding: float = 0.0
+
+    @property
+    def layout(self) -> WorkLayout:
+        return self.paths.layout
+
+    def scan(self, rel_path: str) -> dict[str, Any]:
         try:
-            file = pipeline.scan_file(paths.data_path, rel_path, paths.layout, force=force)
+            file = pipeline.scan_file(self.paths.data_path, rel_path, self.layout, force=self.force)
         except FileNotFoundError as error:
             raise dg.Failure(
                 f"{error}: the file left the export; the input sensor (or `nara-kg build`) "
@@ -91,53 +127,15 @@ def raw_jsonl(
             ) from error
         return {"file": rel_path, "bytes": file.size, "sha256": file.sha256}
 
-    metadata: dict[str, Any] = {}
-    with timed(metadata):
-        rows, events = _rows(context, paths, work)
-    yield from events
-    yield dg.MaterializeResult(
-        metadata={
-            **metadata,
-            "data_dir": dg.MetadataValue.path(str(paths.data_path)),
-            "files": len(rows),
-            "bytes": sum(row["bytes"] for row in rows),
-            "file_list": table(rows),
-        },
-        data_version=dg.DataVersion(rows[0]["sha256"][:32]) if len(rows) == 1 else None,
-    )
-
-
-@dg.asset(
-    group_name=GROUP,
-    kinds=FILE_KINDS,
-    owners=OWNERS,
-    partitions_def=input_files,
-    backfill_policy=FILE_BACKFILL,
-    deps=[raw_jsonl],
-    description=(
-        "The file's records, all ten types flattened to seed 000's property names, streamed to "
-        "one Parquet part; stubs for parents and referenced authorities; bad lines to the "
-        "file's rejects part (file, line, reason, raw text). Skipped when the content is "
-        "unchanged, except in the full rebuild. Core: nara_kg.pipeline.parse_file."
-    ),
-)
-def parsed_records(
-    context: dg.AssetExecutionContext, paths: PipelinePaths
-) -> Iterator[dg.AssetMaterialization | dg.MaterializeResult]:
-    force = is_full_rebuild(context)
-    layout = paths.layout
-    by_type: Counter[str] = Counter()
-    reasons: Counter[str] = Counter()
-
-    def work(rel_path: str) -> dict[str, Any]:
-        file = pipeline.scanned_file(paths.data_path, rel_path, layout)
-        result = pipeline.parse_file(file, layout, force=force, log=context.log.info)
-        by_type.update(result.by_type)
-        reasons.update(result.reject_reasons)
+    def parse(self, rel_path: str) -> dict[str, Any]:
+        file = pipeline.scanned_file(self.paths.data_path, rel_path, self.layout)
+        result = pipeline.parse_file(file, self.layout, force=self.force, log=self.log.info)
+        self.by_type.update(result.by_type)
+        self.reasons.update(result.reject_reasons)
         if result.rejected:
-            context.log.warning(
+            self.log.warning(
                 f"{rel_path}: {result.rejected} of {result.lines} lines rejected; see "
-                f"{layout.rejects_part(file.file_id)}"
+                f"{self.layout.rejects_part(file.file_id)}"
             )
         return {
             "file": rel_path,
@@ -149,69 +147,23 @@ def parsed_records(
             "seconds": result.seconds,
         }
 
-    metadata: dict[str, Any] = {}
-    with timed(metadata):
-        rows, events = _rows(context, paths, work)
-    yield from events
-    lines = sum(row["lines"] for row in rows)
-    rejected = sum(row["rejected"] for row in rows)
-    yield dg.MaterializeResult(
-        metadata={
-            **metadata,
-            "files": len(rows),
-            "files_parsed": sum(1 for row in rows if row["parsed"]),
-            "files_skipped_unchanged": sum(1 for row in rows if not row["parsed"]),
-            "lines": lines,
-            "records": sum(row["records"] for row in rows),
-            "stubs": sum(row["stubs"] for row in rows),
-            "lines_rejected": rejected,
-            "reject_share": dg.MetadataValue.float(round(rejected / lines if lines else 0.0, 6)),
-            "records_by_type": counts_table(by_type),
-            "reject_reasons": counts_table(reasons, key="reason"),
-            "per_file": table(rows),
-            "parquet_dir": dg.MetadataValue.path(str(layout.parsed_dir)),
-        }
-    )
-
-
-@dg.asset(
-    group_name=GROUP,
-    kinds=FILE_KINDS,
-    owners=OWNERS,
-    partitions_def=input_files,
-    backfill_policy=FILE_BACKFILL,
-    deps=[parsed_records],
-    description=(
-        "Every record of the file split like the seed (recursive, 500 chars, no overlap) with "
-        "a search header (title, type, parent, dates) on every chunk, re-split by tokens so "
-        "that no chunk exceeds the embedding model's maximum sequence length. chunkId = "
-        "'<naId>-<seq>'. Core: nara_kg.pipeline.chunk_file."
-    ),
-)
-def chunks(
-    context: dg.AssetExecutionContext, paths: PipelinePaths, embedding_model: EmbeddingModel
-) -> Iterator[dg.AssetMaterialization | dg.MaterializeResult]:
-    force = is_full_rebuild(context)
-    layout = paths.layout
-    embedder = embedding_model.get_embedder()
-    total = pipeline.ChunkResult(token_limit=embedder.max_tokens)
-
-    def work(rel_path: str) -> dict[str, Any]:
-        file = pipeline.scanned_file(paths.data_path, rel_path, layout)
+    def chunk(self, rel_path: str) -> dict[str, Any]:
+        file = pipeline.scanned_file(self.paths.data_path, rel_path, self.layout)
+        self.chunk_total.token_limit = self.embedder.max_tokens
         stats, computed = pipeline.chunk_file(
             file,
-            layout,
-            count_tokens=embedder.count_tokens,
-            max_tokens=embedder.max_tokens,
-            chunker_key=embedder.key,
-            force=force,
-            preview=total.preview,
+            self.layout,
+            count_tokens=self.embedder.count_tokens,
+            max_tokens=self.embedder.max_tokens,
+            chunker_key=self.embedder.key,
+            force=self.force,
+            preview=self.chunk_total.preview,
         )
-        total.add(stats)
+        self.chunk_total.add(stats)
         if computed:
-            total.parts_chunked += 1
+            self.chunk_total.parts_chunked += 1
         else:
-            total.parts_reused += 1
+            self.chunk_total.parts_reused += 1
         return {
             "file": rel_path,
             "chunked": computed,
@@ -220,59 +172,12 @@ def chunks(
             "max_tokens": stats["max_tokens_seen"],
         }
 
-    metadata: dict[str, Any] = {}
-    with timed(metadata):
-        rows, events = _rows(context, paths, work)
-    yield from events
-    yield dg.MaterializeResult(
-        metadata={
-            **metadata,
-            "records": total.records,
-            "chunks": total.chunks,
-            "files_chunked": total.parts_chunked,
-            "files_reused_unchanged": total.parts_reused,
-            "embedded_chunks": total.embedded_chunks,
-            "multi_chunk_records": total.multi_chunk_records,
-            "title_only_records": total.title_only_records,
-            "max_tokens_seen": total.max_tokens_seen,
-            "model_token_limit": total.token_limit,
-            "records_by_type": counts_table(total.by_type),
-            "per_file": table(rows),
-            "preview": table(total.preview),
-            "parquet_dir": dg.MetadataValue.path(str(layout.chunks_dir)),
-        }
-    )
-
-
-@dg.asset(
-    group_name=GROUP,
-    kinds={"python", "parquet", "pytorch"},
-    owners=OWNERS,
-    partitions_def=input_files,
-    backfill_policy=FILE_BACKFILL,
-    deps=[chunks],
-    pool=EMBEDDING_MODEL_POOL,
-    op_tags=K8S_GPU_TAGS,
-    description=(
-        "sentence-transformers vectors (default all-MiniLM-L6-v2, offline) of the file's "
-        "embeddable chunks, in one Parquet part per file; a chunk whose text and model are "
-        "unchanged keeps its vector (the full rebuild re-encodes all). The model's pool keeps "
-        "parallel partitions from oversubscribing the CPU. Core: nara_kg.pipeline.embed_file."
-    ),
-)
-def chunk_embeddings(
-    context: dg.AssetExecutionContext, paths: PipelinePaths, embedding_model: EmbeddingModel
-) -> Iterator[dg.AssetMaterialization | dg.MaterializeResult]:
-    force = is_full_rebuild(context)
-    layout = paths.layout
-    embedder = embedding_model.get_embedder()
-    seconds_encoding = 0.0
-
-    def work(rel_path: str) -> dict[str, Any]:
-        nonlocal seconds_encoding
-        file = pipeline.scanned_file(paths.data_path, rel_path, layout)
-        result = pipeline.embed_file(file, layout, embedder, force=force, log=context.log.debug)
-        seconds_encoding += result.seconds_encoding
+    def embed(self, rel_path: str) -> dict[str, Any]:
+        file = pipeline.scanned_file(self.paths.data_path, rel_path, self.layout)
+        result = pipeline.embed_file(
+            file, self.layout, self.embedder, force=self.force, log=self.log.debug
+        )
+        self.seconds_encoding += result.seconds_encoding
         return {
             "file": rel_path,
             "chunks": result.chunks,
@@ -281,26 +186,141 @@ def chunk_embeddings(
             "chunks_per_second": round(result.chunks_per_second, 1),
         }
 
-    metadata: dict[str, Any] = {}
-    with timed(metadata):
-        rows, events = _rows(context, paths, work)
-    yield from events
-    encoded = sum(row["encoded"] for row in rows)
-    yield dg.MaterializeResult(
-        metadata={
-            **metadata,
-            "chunks": sum(row["chunks"] for row in rows),
-            "encoded": encoded,
-            "reused": sum(row["reused"] for row in rows),
-            "model_key": embedder.key,
-            "encoding_seconds": dg.MetadataValue.float(round(seconds_encoding, 3)),
-            "chunks_per_second": dg.MetadataValue.float(
-                round(encoded / seconds_encoding, 1) if seconds_encoding else 0.0
-            ),
-            "per_file": table(rows),
-            "parquet_dir": dg.MetadataValue.path(str(layout.vectors_dir)),
+    def metadata(self, key: dg.AssetKey, seconds: float) -> dict[str, Any]:
+        rows = self.rows.get(key, [])
+        common: dict[str, Any] = {
+            "seconds": dg.MetadataValue.float(round(seconds, 3)),
+            "files": len(rows),
+            "per_file": table(rows, limit=100),
         }
+        total = self._sum(rows)
+        if key == RAW_JSONL:
+            return {
+                **common,
+                "data_dir": dg.MetadataValue.path(str(self.paths.data_path)),
+                "bytes": total("bytes"),
+            }
+        if key == PARSED_RECORDS:
+            lines, rejected = total("lines"), total("rejected")
+            share = rejected / lines if lines else 0.0
+            return {
+                **common,
+                "files_parsed": sum(1 for row in rows if row["parsed"]),
+                "files_skipped_unchanged": sum(1 for row in rows if not row["parsed"]),
+                "lines": lines,
+                "records": total("records"),
+                "stubs": total("stubs"),
+                "lines_rejected": rejected,
+                "reject_share": dg.MetadataValue.float(round(share, 6)),
+                "records_by_type": counts_table(self.by_type),
+                "reject_reasons": counts_table(self.reasons, key="reason"),
+                "parquet_dir": dg.MetadataValue.path(str(self.layout.parsed_dir)),
+            }
+        if key == CHUNKS:
+            result = self.chunk_total
+            return {
+                **common,
+                "records": result.records,
+                "chunks": result.chunks,
+                "files_chunked": result.parts_chunked,
+                "files_reused_unchanged": result.parts_reused,
+                "embedded_chunks": result.embedded_chunks,
+                "multi_chunk_records": result.multi_chunk_records,
+                "title_only_records": result.title_only_records,
+                "max_tokens_seen": result.max_tokens_seen,
+                "model_token_limit": result.token_limit,
+                "records_by_type": counts_table(result.by_type),
+                "preview": table(result.preview),
+                "parquet_dir": dg.MetadataValue.path(str(self.layout.chunks_dir)),
+            }
+        encoded = total("encoded")
+        rate = encoded / self.seconds_encoding if self.seconds_encoding else 0.0
+        return {
+            **common,
+            "chunks": total("chunks"),
+            "encoded": encoded,
+            "reused": total("reused"),
+            "model_key": self.embedder.key,
+            "encoding_seconds": dg.MetadataValue.float(round(self.seconds_encoding, 3)),
+            "chunks_per_second": dg.MetadataValue.float(round(rate, 1)),
+            "parquet_dir": dg.MetadataValue.path(str(self.layout.vectors_dir)),
+        }
+
+    @staticmethod
+    def _sum(rows: list[dict[str, Any]]) -> Any:
+        return lambda name: sum(row[name] for row in rows)
+
+
+#: The stages in pipeline order, each with the step that computes one file.
+STAGE_ORDER = (RAW_JSONL, PARSED_RECORDS, CHUNKS, CHUNK_EMBEDDINGS)
+
+
+@dg.multi_asset(
+    name="file_stages",
+    specs=FILE_SPECS,
+    partitions_def=input_files,
+    backfill_policy=FILE_BACKFILL,
+    # One user of the embedding model at a time (the pool's limit is the instance's), so
+    # parallel runs never oversubscribe the cores; raise it where there are more workers.
+    pool=EMBEDDING_MODEL_POOL,
+    op_tags=K8S_GPU_TAGS,
+)
+def file_stages(
+    context: dg.AssetExecutionContext, paths: PipelinePaths, embedding_model: EmbeddingModel
+) -> Iterator[dg.AssetMaterialization | dg.MaterializeResult]:
+    """Scan, parse, chunk and embed each file of the run."""
+    stages = _Stages(
+        paths=paths,
+        embedder=embedding_model.get_embedder(),
+        force=is_full_rebuild(context),
+        log=context.log,
     )
+    steps = {
+        RAW_JSONL: stages.scan,
+        PARSED_RECORDS: stages.parse,
+        CHUNKS: stages.chunk,
+        CHUNK_EMBEDDINGS: stages.embed,
+    }
+    selected = list(STAGE_ORDER)
+    files, partitioned = files_of_run(context, paths.data_path)
+    seconds = dict.fromkeys(selected, 0.0)
+    done: list[tuple[str, dict[dg.AssetKey, dict[str, Any]]]] = []
+    failed: dict[str, str] = {}
+    for position, rel_path in enumerate(files, start=1):
+        rows: dict[dg.AssetKey, dict[str, Any]] = {}
+        try:
+            for key in selected:
+                started = time.perf_counter()
+                rows[key] = steps[key](rel_path)
+                seconds[key] += time.perf_counter() - started
+        except Exception as error:  # one bad file must not take the others down
+            if len(files) == 1:
+                raise
+            failed[rel_path] = f"{type(error).__name__}: {error}"
+            context.log.error(f"{rel_path} failed: {failed[rel_path]}")
+            continue
+        for key, row in rows.items():
+            stages.rows.setdefault(key, []).append(row)
+        done.append((rel_path, rows))
+        if position % 25 == 0 or position == len(files):
+            context.log.info(f"file stages: {position}/{len(files)} files done")
+    if failed or not partitioned:
+        # Each finished file is recorded as its own partition, so a failure elsewhere in the
+        # run leaves it materialized and only the failed files need another run.
+        for rel_path, rows in done:
+            for key, row in rows.items():
+                yield dg.AssetMaterialization(
+                    asset_key=key,
+                    partition=rel_path,
+                    metadata={k: v for k, v in row.items() if isinstance(v, int | float | str)},
+                )
+    if failed:
+        raise dg.Failure(
+            description=f"{len(failed)} of {len(files)} files failed; the others are done",
+            metadata={"failed_files": table([{"file": k, "error": v} for k, v in failed.items()])},
+        )
+    for key in selected:
+        yield dg.MaterializeResult(asset_key=key, metadata=stages.metadata(key, seconds[key]))
 
 
-FILE_ASSETS = [raw_jsonl, parsed_records, chunks, chunk_embeddings]
+FILE_ASSETS = [file_stages]

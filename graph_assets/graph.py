@@ -15,7 +15,7 @@ from graph_assets.common import (
     table,
     timed,
 )
-from graph_assets.files import chunk_embeddings, chunks, parsed_records
+from graph_assets.files import CHUNK_EMBEDDINGS, CHUNKS, PARSED_RECORDS
 from graph_assets.partitions import is_full_rebuild
 from nara_kg import loading, pipeline
 from nara_kg.graph import indexes, nodes
@@ -32,7 +32,7 @@ GRAPH_AUTOMATION = dg.AutomationCondition.eager()
     kinds={"python", "parquet"},
     owners=OWNERS,
     # After the chunks too: its checks cover the chunks the graph will be built from.
-    deps=[parsed_records, chunks],
+    deps=[PARSED_RECORDS, CHUNKS],
     automation_condition=GRAPH_AUTOMATION,
     description=(
         "Graph-wide: one row per naId across every parsed file (full beats stub, most complete "
@@ -90,7 +90,7 @@ def record_selection(
     group_name=GROUP,
     kinds=GRAPH_KINDS,
     owners=OWNERS,
-    deps=[record_selection, chunks],
+    deps=[record_selection, CHUNKS],
     retry_policy=NEO4J_RETRY,
     pool=NEO4J_WRITES_POOL,
     automation_condition=GRAPH_AUTOMATION,
@@ -134,7 +134,7 @@ def graph_nodes(
     group_name=GROUP,
     kinds={"python", "neo4j", "pytorch"},
     owners=OWNERS,
-    deps=[graph_nodes, chunk_embeddings],
+    deps=[graph_nodes, CHUNK_EMBEDDINGS],
     retry_policy=NEO4J_RETRY,
     pool=NEO4J_WRITES_POOL,
     automation_condition=GRAPH_AUTOMATION,

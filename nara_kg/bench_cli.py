@@ -70,6 +70,15 @@ def _import_suite() -> ModuleType:
 )
 @click.option("--profile", is_flag=True, help="cProfile the full build; top functions reported.")
 @click.option(
+    "--skip-parallel", is_flag=True, help="Skip the builds with 1 and 2 parallel partitions."
+)
+@click.option(
+    "--parallel-records",
+    type=int,
+    default=None,
+    help="Records of the parallel-partition builds (default: min(records, 2000)).",
+)
+@click.option(
     "--quick",
     is_flag=True,
     help="Smoke run: 400 records (unless --records is given), no memory build, small samples.",
@@ -90,6 +99,8 @@ def bench_command(
     backend: str,
     device: str,
     profile: bool,
+    skip_parallel: bool,
+    parallel_records: int | None,
     quick: bool,
 ) -> None:
     """Build a generated dataset and measure the build, embedding, writes, incremental
@@ -98,9 +109,8 @@ def bench_command(
     Needs Neo4j (the local server is started when NEO4J_URI is unset); the benchmark owns that
     database while it runs: it is wiped before each full build and at the end.
     """
-    from nara_kg.settings import Neo4jSettings, apply_env_defaults, neo4j_home
+    from nara_kg.settings import Neo4jSettings, neo4j_home
 
-    apply_env_defaults()
     suite = _import_suite()
     settings = Neo4jSettings.from_env()
     if settings.managed:
@@ -127,6 +137,8 @@ def bench_command(
         backend=backend,
         device=device,
         profile=profile,
+        parallel=not skip_parallel,
+        parallel_records=parallel_records,
     )
     results = suite.run_suite(options, settings, log=lambda m: click.echo(m, err=True))
     target = json_out or scratch / "results.json"

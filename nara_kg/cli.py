@@ -18,13 +18,31 @@ from nara_kg.neo4j_cli import neo4j_group
 from nara_kg.settings import PROJECT_ROOT, Neo4jSettings
 
 
+#: The embedded instance of `make demo` (SQLite): run monitoring marks a run whose process died
+#: as failed; the pools admit one user of the embedding model and one Neo4j writer at a time
+#: (on 2 cores more would only contend); at most two runs at once when launched from the UI.
+#: deploy/postgres/dagster.yaml is the same on PostgreSQL.
+LOCAL_INSTANCE_YAML = """\
+telemetry:
+  enabled: false
+run_monitoring:
+  enabled: true
+  poll_interval_seconds: 15
+concurrency:
+  pools:
+    default_limit: 1
+  runs:
+    max_concurrent_runs: 2
+"""
+
+
 def _dagster_home() -> Path:
     """A persistent Dagster instance, so the UI shows the runs that `build` made."""
     home = Path(os.environ.setdefault("DAGSTER_HOME", str(PROJECT_ROOT / "var" / "dagster_home")))
     home.mkdir(parents=True, exist_ok=True)
     config = home / "dagster.yaml"
     if not config.exists():
-        config.write_text("telemetry:\n  enabled: false\n", encoding="utf-8")
+        config.write_text(LOCAL_INSTANCE_YAML, encoding="utf-8")
     return home
 
 

@@ -46,6 +46,9 @@ class Embedder:
     device: str = "cpu"
     backend: str = "torch"
     batch_size: int = 64
+    #: Intra-op threads of the model (0: the library's default, one per core). Parallel runs
+    #: on one machine each take a share of the cores instead of all of them.
+    threads: int = 0
     _model: Any = field(default=None, init=False, repr=False)
 
     def _load(self) -> SentenceTransformer:
@@ -62,6 +65,10 @@ class Embedder:
             transformers_logging.disable_progress_bar()
             transformers_logging.set_verbosity_error()
 
+            if self.threads > 0:
+                import torch
+
+                torch.set_num_threads(self.threads)
             path = resolve_model_path(self.model)
             if self.backend == "onnx":
                 # sentence-transformers' own ONNX backend needs optimum-onnx, which pins an

@@ -23,7 +23,7 @@ from typing import Any
 
 import dagster as dg
 
-from graph_assets import FILE_ASSETS, GRAPH_WIDE_ASSETS
+from graph_assets import FILE_SPECS, GRAPH_WIDE_ASSETS
 from graph_assets.common import plain_metadata
 from graph_assets.evaluation import retrieval_evaluation
 from graph_assets.partitions import FULL, REBUILD_TAG, PartitionSync, input_files
@@ -36,7 +36,7 @@ from schedules import RANGE_END, RANGE_START
 Log = Callable[[str], None]
 #: Tag shared by every run of one `nara-kg build`, to find them in the instance.
 BUILD_TAG = "nara_kg/build"
-FILE_ASSET_KEYS = {asset.key.to_user_string() for asset in FILE_ASSETS}
+FILE_ASSET_KEYS = {spec.key.to_user_string() for spec in FILE_SPECS}
 
 _JOB_FACTORIES = {
     KG_FULL_REBUILD: definitions.kg_full_rebuild_job,

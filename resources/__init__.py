@@ -95,6 +95,8 @@ class EmbeddingModel(dg.ConfigurableResource):
     backend: str = "torch"
     device: str = "cpu"
     batch_size: int = 64
+    #: Intra-op threads (0: one per core); give each of N parallel runs 1/N of the cores.
+    threads: int = 0
 
     _embedder: Embedder | None = PrivateAttr(default=None)
 
@@ -105,6 +107,7 @@ class EmbeddingModel(dg.ConfigurableResource):
                 device=self.device,
                 backend=self.backend,
                 batch_size=self.batch_size,
+                threads=self.threads,
             )
         return self._embedder
 
@@ -195,6 +198,7 @@ ENV_BINDINGS: dict[str, tuple[type[dg.ConfigurableResource], dict[str, str]]] = 
             "model": "NARA_KG_EMBEDDING_MODEL",
             "backend": "NARA_KG_EMBEDDING_BACKEND",
             "device": "NARA_KG_EMBEDDING_DEVICE",
+            "threads": "NARA_KG_EMBEDDING_THREADS",
         },
     ),
     "llm": (
@@ -217,6 +221,15 @@ ENV_BINDINGS: dict[str, tuple[type[dg.ConfigurableResource], dict[str, str]]] = 
 }
 
 
+def _env_var(cls: type[dg.ConfigurableResource], name: str, variable: str) -> Any:
+    """EnvVar of the field's type (an int field reads an int)."""
+    return (
+        dg.EnvVar.int(variable)
+        if cls.model_fields[name].annotation in (int, "int")
+        else (dg.EnvVar(variable))
+    )
+
+
 def build_resources(
     env: Mapping[str, str] | None = None, **overrides: Mapping[str, Any]
 ) -> dict[str, dg.ConfigurableResource]:
@@ -229,7 +242,9 @@ def build_resources(
     built: dict[str, dg.ConfigurableResource] = {}
     for key, (cls, fields) in ENV_BINDINGS.items():
         values: dict[str, Any] = {
-            name: dg.EnvVar(variable) for name, variable in fields.items() if source.get(variable)
+            name: _env_var(cls, name, variable)
+            for name, variable in fields.items()
+            if source.get(variable)
         }
         values.update(overrides.get(key, {}))
         built[key] = cls(**values)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +62,15 @@ def materialization_metadata(result: dg.ExecuteInProcessResult) -> dict[str, dic
         if "seconds" in metadata:  # not a per-file record of a run without partitions
             found[materialization.asset_key.to_user_string()] = metadata
     return found
+
+
+def readable(metadata: Any) -> dict[str, Any]:
+    """Metadata values as plain values, tables as the JSON text of their rows (so a test can
+    look for a value in them)."""
+    return {
+        key: json.dumps(value, default=str) if isinstance(value, list) else value
+        for key, value in plain_metadata(metadata).items()
+    }
 
 
 def metadata_of(result: dg.ExecuteInProcessResult, asset: str) -> dict[str, Any]:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import pyarrow.parquet as pq
 import pytest
 
 from nara_kg.demo_data import generate_demo_data
 from nara_kg.layout import WorkLayout
+from nara_kg.pipeline import iter_chunks
 from nara_kg.schema import AUTHORITY_RELATIONSHIPS, FULLTEXT_INDEX, VECTOR_INDEX
 from tests.graph_helpers import metadata_of, scalar
 
@@ -32,11 +32,10 @@ def built(neo4j_driver: Any, graph_builder: Any, tmp_path_factory: pytest.TempPa
 
 
 def chunk_table(layout: WorkLayout) -> Any:
+    """The chunks of the chosen records: what the graph is built from."""
     import pyarrow as pa
 
-    return pa.concat_tables(
-        pq.read_table(p) for p in sorted(layout.chunks_dir.glob("*.chunks.parquet"))
-    )
+    return pa.Table.from_pylist(list(iter_chunks(layout)))
 
 
 def test_every_asset_reports_metadata(built: dict[str, Any]) -> None:
@@ -46,10 +45,18 @@ def test_every_asset_reports_metadata(built: dict[str, Any]) -> None:
     assert parsed["records"] == sum(built["summary"].records_by_type.values())
     chunks = metadata_of(first, "chunks")
     assert chunks["max_tokens_seen"] <= chunks["model_token_limit"] == 256
+    assert chunks["files"] == parsed["files"] == len(list(built["data"].rglob("*.jsonl"))) - 1
+    chosen = chunk_table(built["layout"])
     nodes = metadata_of(first, "graph_nodes")
-    assert nodes["nodes_written"] == nodes["chunks_desired"] == chunks["chunks"]
+    assert nodes["nodes_written"] == nodes["chunks_desired"] == chosen.num_rows
     embeddings = metadata_of(first, "text_embeddings")
-    assert embeddings["embedded"] == chunks["embedded_chunks"]
+    assert embeddings["embedded"] == sum(chosen["embed"].to_pylist())
+    # Full records' vectors come from the per-file parts; only chosen stubs are encoded late.
+    vectors = metadata_of(first, "chunk_embeddings")
+    assert embeddings["from_file_parts"] == vectors["chunks"] > 0
+    assert embeddings["encoded_here"] == sum(
+        1 for row in chosen.to_pylist() if row["embed"] and row["isStub"]
+    )
     evaluation = metadata_of(first, "retrieval_evaluation")
     assert evaluation["n"] > 0
     assert 0.0 <= evaluation["mrr_at_10"] <= 1.0

@@ -23,6 +23,9 @@ def cli_env(neo4j_driver: Any, tmp_path_factory: pytest.TempPathFactory) -> dict
         "DAGSTER_HOME": str(root / "dagster_home"),
         "NARA_DATA_DIR": str(root / "data"),
         "NARA_KG_QUESTIONS": "",
+        # Steps in one process: these tests are about the command, not the executor (the
+        # multiprocess executor is exercised by test_dagster_launch and the service tests).
+        "NARA_KG_EXECUTOR": "in_process",
     }
 
 

@@ -25,7 +25,7 @@ from quality.checks import (
     text_embeddings_complete,
 )
 from quality.config import RejectShareConfig
-from tests.graph_helpers import resources_for, wipe
+from tests.graph_helpers import readable, resources_for, wipe
 
 pytestmark = pytest.mark.integration
 
@@ -45,8 +45,8 @@ GRAPH_CHECK_NAMES = {
     names.INCLUDES_CONSISTENT,
     names.NEXT_CONSISTENT,
 }
-DOWNSTREAM_OF_PARSE = {
-    "chunks",
+#: What the blocking checks on record_selection keep from running.
+DOWNSTREAM_OF_SELECTION = {
     "graph_nodes",
     "text_embeddings",
     "vector_index",
@@ -97,7 +97,7 @@ def materialized(result: dg.ExecuteInProcessResult) -> set[str]:
 
 
 def plain(evaluation: Any) -> dict[str, Any]:
-    return {key: value.value for key, value in evaluation.metadata.items()}
+    return readable(evaluation.metadata)
 
 
 @pytest.fixture(scope="module")
@@ -135,7 +135,7 @@ def test_every_check_passes_on_a_good_build(good_build: dict[str, Any]) -> None:
     }
     failed = {name: e.description for name, e in found.items() if not e.passed}
     assert not failed
-    assert materialized(result) >= DOWNSTREAM_OF_PARSE
+    assert materialized(result) >= DOWNSTREAM_OF_SELECTION
 
 
 def test_bad_share_under_the_threshold_passes_with_metadata(good_build: dict[str, Any]) -> None:
@@ -148,7 +148,7 @@ def test_bad_share_under_the_threshold_passes_with_metadata(good_build: dict[str
     for reason in ("malformed JSON", "missing naId", "unknown type"):
         assert reason in metadata["rejects_by_reason"]
     assert "bad-lines.jsonl" in metadata["reject_sample"]
-    assert "| file | line | reason | raw |" in metadata["reject_sample"]
+    assert list(json.loads(metadata["reject_sample"])[0]) == ["file", "line", "reason", "raw"]
     assert metadata["rejects_path"].endswith("rejects.parquet")
 
 
@@ -159,10 +159,18 @@ def test_great_expectations_checks_report_each_expectation(good_build: dict[str,
         assert metadata["suite"] == name
         assert metadata["expectations_failed"] == 0
         assert metadata["expectations_evaluated"] >= 2
-        table = metadata["expectations"]
-        assert "| frame | expectation | type | column | success | observed | unexpected |" in table
-        assert "FAIL" not in table
-        assert metadata["offending_values"] == "_(none)_"
+        rows = json.loads(metadata["expectations"])
+        assert list(rows[0])[:7] == [
+            "frame",
+            "expectation",
+            "type",
+            "column",
+            "success",
+            "observed",
+            "unexpected",
+        ]
+        assert "FAIL" not in {row["success"] for row in rows}
+        assert json.loads(metadata["offending_values"]) == []
     chunks = plain(found[names.CHUNKS_INTEGRITY])
     assert chunks["rows_chunks"] > chunks["rows_chunk_sequences"] > 0
     assert "tokens <= 256" in chunks["expectations"]
@@ -197,8 +205,8 @@ def test_too_many_rejects_block_the_graph(
     neo4j_settings: Neo4jSettings,
     tmp_path: Path,
 ) -> None:
-    """The same export under the default 1% threshold: the blocking check fails and nothing
-    downstream of parsed_records runs (no chunk part is written, nothing reaches Neo4j)."""
+    """The same export under the default 1% threshold: the blocking check on the selection
+    fails and nothing downstream of it runs (nothing reaches Neo4j)."""
     result = run_all(neo4j_settings, export, tmp_path / "work", max_share=None)
     found = evaluations(result)
     share = found[names.PARSED_RECORDS_REJECT_SHARE]
@@ -206,12 +214,15 @@ def test_too_many_rejects_block_the_graph(
     assert share.severity == dg.AssetCheckSeverity.ERROR
     assert plain(share)["max_reject_share"] == names.DEFAULT_MAX_REJECT_SHARE
     assert not result.success
-    assert materialized(result) == {"raw_jsonl", "parsed_records"}
-    assert not (materialized(result) & DOWNSTREAM_OF_PARSE)
+    assert materialized(result) == {
+        "raw_jsonl",
+        "parsed_records",
+        "chunks",
+        "chunk_embeddings",
+        "record_selection",
+    }
+    assert not (materialized(result) & DOWNSTREAM_OF_SELECTION)
     assert names.GRAPH_NODES_MATCH_PARQUET not in found
-    assert not (tmp_path / "work" / "chunks").exists() or not any(
-        (tmp_path / "work" / "chunks").glob("*.chunks.parquet")
-    )
 
 
 def test_threshold_from_the_environment_or_run_config(
@@ -286,7 +297,7 @@ def test_deleting_a_next_breaks_the_next_check(check_resources: dict[str, Any], 
         result = run_check(next_relationships_consistent, check_resources)
         assert not result.passed
         assert result.severity == dg.AssetCheckSeverity.ERROR
-        metadata = {k: v.value for k, v in result.metadata.items()}
+        metadata = readable(result.metadata)
         assert metadata["missing_next"] == 1
         assert edge["b"] in metadata["offending_sample"]
     finally:
@@ -303,10 +314,7 @@ def test_a_next_across_records_is_dangling(check_resources: dict[str, Any], grap
         "WITH a, b LIMIT 1 CREATE (a)-[:Next]->(b) RETURN a.chunkId AS a, b.chunkId AS b"
     )
     try:
-        metadata = {
-            k: v.value
-            for k, v in run_check(next_relationships_consistent, check_resources).metadata.items()
-        }
+        metadata = readable(run_check(next_relationships_consistent, check_resources).metadata)
         assert metadata["dangling_next"] == 1
     finally:
         graph("MATCH (:Chunk {chunkId: $a})-[r:Next]->(:Chunk {chunkId: $b}) DELETE r", **pair)
@@ -324,7 +332,7 @@ def test_a_second_includes_breaks_the_includes_check(
     try:
         result = run_check(includes_relationships_consistent, check_resources)
         assert not result.passed
-        metadata = {k: v.value for k, v in result.metadata.items()}
+        metadata = readable(result.metadata)
         assert metadata["more_than_one_includes"] == 1
         assert metadata["wrong_includes"] == 1
         assert pair["child"] in metadata["offending_sample"]
@@ -342,12 +350,7 @@ def test_a_missing_includes_is_found(check_resources: dict[str, Any], graph: Any
         "DELETE r RETURN p.chunkId AS p, c.chunkId AS c"
     )
     try:
-        metadata = {
-            k: v.value
-            for k, v in run_check(
-                includes_relationships_consistent, check_resources
-            ).metadata.items()
-        }
+        metadata = readable(run_check(includes_relationships_consistent, check_resources).metadata)
         assert metadata["missing_includes"] == 1
         assert edge["c"] in metadata["offending_sample"]
     finally:
@@ -369,7 +372,7 @@ def test_a_lost_embedding_breaks_the_embedding_check(
         result = run_check(text_embeddings_complete, check_resources)
         assert not result.passed
         assert result.metadata["missing_embedding"].value == 1
-        assert saved["id"] in result.metadata["offending_sample"].value
+        assert saved["id"] in readable(result.metadata)["offending_sample"]
     finally:
         graph(
             "MATCH (c:Chunk {chunkId: $id}) "
@@ -387,10 +390,10 @@ def test_a_stray_node_breaks_the_count_check(check_resources: dict[str, Any], gr
     try:
         result = run_check(graph_nodes_match_parquet, check_resources)
         assert not result.passed
-        metadata = {k: v.value for k, v in result.metadata.items()}
+        metadata = readable(result.metadata)
         assert metadata["graph_chunk_nodes"] == metadata["parquet_chunk_rows"] + 1
         assert metadata["types_mismatched"] == 1
-        assert "| item |" in metadata["counts_by_type"]
+        assert "item" in {row["type"] for row in json.loads(metadata["counts_by_type"])}
     finally:
         graph("MATCH (c:Chunk {chunkId: 'quality-test-stray'}) DETACH DELETE c")
     assert run_check(graph_nodes_match_parquet, check_resources).passed

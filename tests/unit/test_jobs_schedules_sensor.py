@@ -6,7 +6,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from graph_assets import FILE_ASSETS, GRAPH_WIDE_ASSETS
+from graph_assets import FILE_SPECS, GRAPH_WIDE_ASSETS
 from graph_assets.partitions import INPUT_FILES_PARTITIONS, sync_file_partitions
 from jobs import (
     KG_EVALUATION,
@@ -125,11 +125,11 @@ def test_composition_root_jobs_and_assets() -> None:
     keys = {key.to_user_string() for key in repository.asset_graph.get_all_asset_keys()}
     assert {"raw_jsonl", "record_selection", "graph_communities", "retrieval_evaluation"} <= keys
     graph = repository.asset_graph
-    for asset in FILE_ASSETS:
-        assert isinstance(graph.get(asset.key).partitions_def, dg.DynamicPartitionsDefinition)
+    for spec in FILE_SPECS:
+        assert isinstance(graph.get(spec.key).partitions_def, dg.DynamicPartitionsDefinition)
     for asset in GRAPH_WIDE_ASSETS:
         assert graph.get(asset.key).partitions_def is None
-    assert kg_file_stages.selection.resolve(graph) == {a.key for a in FILE_ASSETS}
+    assert kg_file_stages.selection.resolve(graph) == {spec.key for spec in FILE_SPECS}
     assert kg_graph.selection.resolve(graph) == {a.key for a in GRAPH_WIDE_ASSETS}
 
 
