@@ -63,6 +63,7 @@ def retrieval_evaluation(
         )
         yield dg.MaterializeResult(
             metadata={
+                "seconds": dg.MetadataValue.float(0.0),
                 "questions_file": dg.MetadataValue.path(str(questions_path)),
                 "question_file_found": False,
                 "n": 0,

@@ -282,7 +282,9 @@ def file_stages(
         CHUNK_EMBEDDINGS: stages.embed,
     }
     selected = list(STAGE_ORDER)
-    files, partitioned = files_of_run(context, paths.data_path)
+    files, partitioned = files_of_run(
+        context, paths.data_path, follow_external_links=paths.follow_external_links
+    )
     seconds = dict.fromkeys(selected, 0.0)
     done: list[tuple[str, dict[dg.AssetKey, dict[str, Any]]]] = []
     failed: dict[str, str] = {}

@@ -20,6 +20,7 @@ from graph_assets.partitions import is_full_rebuild
 from nara_kg import loading, pipeline
 from nara_kg.graph import indexes, nodes
 from nara_kg.graph.relationships import SyncResult
+from nara_kg.inputs import SKIPPED_FILE
 from resources import EmbeddingModel, Neo4jResource, PipelinePaths
 
 #: Graph-wide steps follow their inputs: once no file partition is in flight and one was
@@ -47,7 +48,12 @@ def record_selection(
     layout = paths.layout
     metadata: dict[str, Any] = {}
     with timed(metadata):
-        result = pipeline.select_live_records(paths.data_path, layout, log=context.log.info)
+        result = pipeline.select_live_records(
+            paths.data_path,
+            layout,
+            follow_external_links=paths.follow_external_links,
+            log=context.log.info,
+        )
     if result.rejected:
         context.log.warning(
             f"{result.rejected} of {result.lines} lines rejected ({result.reject_share:.2%}); "
@@ -58,6 +64,7 @@ def record_selection(
             **metadata,
             "files": len(result.per_file),
             "files_not_parsed_yet": len(result.files_pending),
+            "files_skipped": result.reject_reasons.get(SKIPPED_FILE, 0),
             "files_removed": result.parts_removed,
             "records": result.records,
             "records_chosen": result.chosen_records,

@@ -35,9 +35,15 @@ class PartitionSync:
     total: int
 
 
-def sync_file_partitions(instance: dg.DagsterInstance, data_dir: Path) -> PartitionSync:
+def sync_file_partitions(
+    instance: dg.DagsterInstance, data_dir: Path, *, follow_external_links: bool = False
+) -> PartitionSync:
     """Make the partitions equal the files under `data_dir`: add new files, delete gone ones."""
-    on_disk = list_input_paths(data_dir) if data_dir.is_dir() else []
+    on_disk = (
+        list_input_paths(data_dir, follow_external_links=follow_external_links)
+        if data_dir.is_dir()
+        else []
+    )
     valid = [rel for rel in on_disk if valid_partition_key(rel)]
     known = set(instance.get_dynamic_partitions(INPUT_FILES_PARTITIONS))
     added = [rel for rel in valid if rel not in known]
@@ -54,7 +60,9 @@ def sync_file_partitions(instance: dg.DagsterInstance, data_dir: Path) -> Partit
     )
 
 
-def files_of_run(context: dg.AssetExecutionContext, data_dir: Path) -> tuple[list[str], bool]:
+def files_of_run(
+    context: dg.AssetExecutionContext, data_dir: Path, *, follow_external_links: bool = False
+) -> tuple[list[str], bool]:
     """The files this run covers, and whether they came from the run's partitions.
 
     A partition or a range of partitions: those files. No partition at all (a job launched
@@ -63,8 +71,9 @@ def files_of_run(context: dg.AssetExecutionContext, data_dir: Path) -> tuple[lis
     """
     if context.has_partition_key or context.has_partition_key_range:
         return list(context.partition_keys), True
-    sync_file_partitions(context.instance, data_dir)
-    return [rel for rel in list_input_paths(data_dir) if valid_partition_key(rel)], False
+    sync_file_partitions(context.instance, data_dir, follow_external_links=follow_external_links)
+    files = list_input_paths(data_dir, follow_external_links=follow_external_links)
+    return [rel for rel in files if valid_partition_key(rel)], False
 
 
 def is_full_rebuild(context: dg.AssetExecutionContext | dg.AssetCheckExecutionContext) -> bool:

@@ -22,7 +22,7 @@ from nara_kg.graph import reports as report_cypher
 from nara_kg.llm import LLM, GenerationCache
 from nara_kg.reports import parse_report
 from nara_kg.schema import Rel
-from nara_kg.search import SearchHit, local_search
+from nara_kg.search import SearchHit, local_search, require_query
 
 Mode = Literal["local", "global", "auto"]
 
@@ -145,6 +145,7 @@ def ask(
     k: int = 5,
     level: int | None = None,
 ) -> dict[str, Any]:
+    require_query(question)
     started = time.perf_counter()
     kind, classification_method = classify_request(question, llm, cache)
     chosen = "local" if kind == "show_records" else choose_mode(question, mode)

@@ -17,7 +17,6 @@ from nara_kg.bench_cli import bench_command
 from nara_kg.neo4j_cli import neo4j_group
 from nara_kg.settings import PROJECT_ROOT, Neo4jSettings
 
-
 #: The embedded instance of `make demo` (SQLite): run monitoring marks a run whose process died
 #: as failed; the pools admit one user of the embedding model and one Neo4j writer at a time
 #: (on 2 cores more would only contend); at most two runs at once when launched from the UI.
@@ -46,10 +45,36 @@ def _dagster_home() -> Path:
     return home
 
 
-@click.group(help="Build and query the NARA catalog knowledge graph.")
+class _Commands(click.Group):
+    """Expected failures (a server down, a wrong password, an empty query, nothing built yet)
+    end in one line on stderr and exit code 2; `--debug` shows the traceback instead."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except Exception as error:
+            from nara_kg.errors import explain
+
+            message = explain(error)
+            if message is None or (ctx.obj or {}).get("debug"):
+                raise
+            click.echo(f"error: {message}", err=True)
+            ctx.exit(2)
+
+
+@click.group(cls=_Commands, help="Build and query the NARA catalog knowledge graph.")
 @click.version_option(package_name="nara-kg")
-def main() -> None:
-    pass
+@click.option(
+    "--debug",
+    is_flag=True,
+    envvar="NARA_KG_DEBUG",
+    help="Show the full traceback of a failure instead of one line.",
+)
+@click.pass_context
+def main(ctx: click.Context, debug: bool) -> None:
+    ctx.obj = {"debug": debug}
 
 
 main.add_command(neo4j_group)
@@ -117,8 +142,15 @@ def _ensure_server() -> None:
     type=click.IntRange(1, 64),
     help="Run the per-file stages as this many concurrent runs (one per range of files).",
 )
+@click.option(
+    "--wait",
+    "wait_s",
+    default=0.0,
+    show_default=True,
+    help="Seconds to wait for a build already running on the same work folder (0: refuse).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON summary.")
-def build(data_dir: Path | None, full: bool, parallel: int, as_json: bool) -> None:
+def build(data_dir: Path | None, full: bool, parallel: int, wait_s: float, as_json: bool) -> None:
     """Run the knowledge-graph job over every input file (the jobs the UI shows).
 
     `kg_incremental` (unchanged files, chunks and relationships are skipped) or, with --full,
@@ -128,17 +160,23 @@ def build(data_dir: Path | None, full: bool, parallel: int, as_json: bool) -> No
     import dagster as dg
 
     from nara_kg.launch import build as launch_build
-    from nara_kg.settings import data_dir as configured_data_dir
+    from nara_kg.locking import build_lock
 
-    data = (data_dir or configured_data_dir()).resolve()
+    with _resources() as r:
+        data = (data_dir or r.paths.data_path).resolve()
+        work, follow = r.paths.layout.root, r.paths.follow_external_links
     _dagster_home()
     _ensure_server()
-    with dg.DagsterInstance.get() as instance:
+    with (
+        build_lock(work, wait_s=wait_s, command=" ".join(sys.argv)),
+        dg.DagsterInstance.get() as instance,
+    ):
         outcome = launch_build(
             data,
             instance,
             full=full,
             parallel=parallel,
+            follow_external_links=follow,
             log=lambda message: click.echo(message, err=True),
         )
     parsed = outcome.assets.get("parsed_records", {})

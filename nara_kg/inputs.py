@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field
 from pathlib import Path
 
 #: Suffixes of files that hold records, longest first so `.jsonl.gz` wins over `.gz`.
@@ -32,17 +32,6 @@ def file_id_of(rel_path: str) -> str:
     return hashlib.sha1(rel_path.encode("utf-8")).hexdigest()[:16]
 
 
-def is_input_file(path: Path) -> bool:
-    name = path.name.lower()
-    return path.is_file() and not name.startswith(".") and name.endswith(INPUT_SUFFIXES)
-
-
-def _candidate_paths(data_dir: Path) -> Iterator[Path]:
-    roots = [data_dir / top for top in EXPORT_TOP_FOLDERS if (data_dir / top).is_dir()]
-    for root in roots or [data_dir]:
-        yield from root.rglob("*")
-
-
 def sha256_of(path: Path, chunk_size: int = 1 << 20) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as handle:
@@ -51,30 +40,103 @@ def sha256_of(path: Path, chunk_size: int = 1 << 20) -> str:
     return digest.hexdigest()
 
 
-def list_input_paths(data_dir: Path) -> list[str]:
-    """The relative paths of every record file under `data_dir`, sorted (no hashing: cheap
-    enough for a sensor tick or a graph-wide step)."""
+#: The reject category of a file that cannot be input (see `SkippedFile.reason`).
+SKIPPED_FILE = "skipped file"
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedFile:
+    """A file of the export that cannot be read as input, and why (a file-level reject)."""
+
+    rel_path: str
+    detail: str
+
+    @property
+    def reason(self) -> str:
+        return f"{SKIPPED_FILE}: {self.detail}"
+
+
+@dataclass
+class InputTree:
+    files: list[str] = field(default_factory=list)
+    skipped: list[SkippedFile] = field(default_factory=list)
+
+
+def _walk_roots(data_dir: Path) -> list[Path]:
+    roots = [data_dir / top for top in EXPORT_TOP_FOLDERS if (data_dir / top).is_dir()]
+    return roots or [data_dir]
+
+
+def _has_input_name(name: str) -> bool:
+    lowered = name.lower()
+    return not lowered.startswith(".") and lowered.endswith(INPUT_SUFFIXES)
+
+
+def scan_input_tree(data_dir: Path, *, follow_external_links: bool = False) -> InputTree:
+    """Every record file under `data_dir` (sorted relative paths), and the files that cannot
+    be input, with the reason: a broken symbolic link, a link that leads outside the folder
+    (followed only with `follow_external_links`), an unreadable file or folder. Never raises
+    for a file: discovery must not fail a run."""
     if not data_dir.is_dir():
         raise FileNotFoundError(f"input directory {data_dir} does not exist (set NARA_DATA_DIR)")
-    return sorted(
-        path.relative_to(data_dir).as_posix()
-        for path in _candidate_paths(data_dir)
-        if is_input_file(path)
-    )
+    base = data_dir.resolve()
+    tree = InputTree()
+
+    def rel(path: Path) -> str:
+        return path.relative_to(data_dir).as_posix()
+
+    for root in _walk_roots(data_dir):
+        unreadable: list[OSError] = []
+        for folder, subfolders, names in os.walk(root, onerror=unreadable.append):
+            subfolders.sort()
+            for name in sorted(names):
+                if not _has_input_name(name):
+                    continue
+                path = Path(folder) / name
+                if path.is_symlink():
+                    target = path.resolve(strict=False)
+                    if not target.exists():
+                        tree.skipped.append(SkippedFile(rel(path), "broken symbolic link"))
+                        continue
+                    if not follow_external_links and not target.is_relative_to(base):
+                        tree.skipped.append(
+                            SkippedFile(
+                                rel(path),
+                                f"symbolic link to {target}, outside the data folder "
+                                "(NARA_KG_FOLLOW_EXTERNAL_LINKS=1 follows such links)",
+                            )
+                        )
+                        continue
+                if not path.is_file():
+                    continue
+                if not os.access(path, os.R_OK):
+                    tree.skipped.append(SkippedFile(rel(path), "not readable: permission denied"))
+                    continue
+                tree.files.append(rel(path))
+        for error in unreadable:
+            where = Path(error.filename) if error.filename else root
+            tree.skipped.append(
+                SkippedFile(rel(where), f"folder not readable: {error.strerror or error}")
+            )
+    tree.files.sort()
+    tree.skipped.sort(key=lambda skipped: skipped.rel_path)
+    return tree
+
+
+def list_input_paths(data_dir: Path, *, follow_external_links: bool = False) -> list[str]:
+    """The relative paths of every readable record file under `data_dir`, sorted (no hashing:
+    cheap enough for a sensor tick or a graph-wide step)."""
+    return scan_input_tree(data_dir, follow_external_links=follow_external_links).files
 
 
 def discover_input_files(data_dir: Path) -> list[InputFile]:
-    """Every record file under `data_dir`, sorted by relative path (a stable processing order)."""
-    if not data_dir.is_dir():
-        raise FileNotFoundError(f"input directory {data_dir} does not exist (set NARA_DATA_DIR)")
-    files = [
-        InputFile(
-            path=path,
-            rel_path=path.relative_to(data_dir).as_posix(),
-            size=path.stat().st_size,
-            sha256=sha256_of(path),
+    """Every readable record file under `data_dir` with its hash, sorted by relative path."""
+    files = []
+    for rel_path in list_input_paths(data_dir):
+        path = data_dir / rel_path
+        files.append(
+            InputFile(
+                path=path, rel_path=rel_path, size=path.stat().st_size, sha256=sha256_of(path)
+            )
         )
-        for path in _candidate_paths(data_dir)
-        if is_input_file(path)
-    ]
-    return sorted(files, key=lambda f: f.rel_path)
+    return files

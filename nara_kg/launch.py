@@ -11,6 +11,8 @@ then the graph-wide stages run once. The data folder travels as run config of `p
 from __future__ import annotations
 
 import json
+import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -36,6 +38,10 @@ from schedules import RANGE_END, RANGE_START
 Log = Callable[[str], None]
 #: Tag shared by every run of one `nara-kg build`, to find them in the instance.
 BUILD_TAG = "nara_kg/build"
+#: Which process on which host launched a run: a run left STARTED by a process that died
+#: (kill -9) is marked failed by the next build.
+PID_TAG = "nara_kg/pid"
+HOST_TAG = "nara_kg/host"
 FILE_ASSET_KEYS = {spec.key.to_user_string() for spec in FILE_SPECS}
 
 _JOB_FACTORIES = {
@@ -85,11 +91,14 @@ def build(
     *,
     full: bool = False,
     parallel: int = 1,
+    follow_external_links: bool = False,
     log: Log = _quiet,
     extra_tags: dict[str, str] | None = None,
 ) -> BuildOutcome:
     started = time.perf_counter()
-    sync = sync_partitions(instance, data_dir)
+    for run_id in fail_orphaned_runs(instance):
+        log(f"run {run_id} was left STARTED by a build that died: marked failed")
+    sync = sync_partitions(instance, data_dir, follow_external_links=follow_external_links)
     for rel in sync.invalid:
         log(f"{rel}: the name cannot be a Dagster partition key; file skipped")
     keys = input_files.get_partition_keys(dynamic_partitions_store=instance)
@@ -100,6 +109,8 @@ def build(
         "dagster/from": "nara-kg build",
         BUILD_TAG: build_id,
         REBUILD_TAG: FULL if full else "incremental",
+        PID_TAG: str(os.getpid()),
+        HOST_TAG: socket.gethostname(),
         **(extra_tags or {}),
     }
     job_name = KG_FULL_REBUILD if full else KG_INCREMENTAL
@@ -116,6 +127,34 @@ def build(
         log(f"{job_name}: {len(keys)} files in one run")
         _execute(job_name, instance, config, {**tags, RANGE_START: keys[0], RANGE_END: keys[-1]})
     return _outcome(instance, build_id, sync, started)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: alive
+        return True
+    return True
+
+
+def fail_orphaned_runs(instance: dg.DagsterInstance) -> list[str]:
+    """Runs that a `nara-kg build` on this host launched and that are still STARTED although
+    the process is gone: reported failed (what the daemon's run monitoring does for runs that
+    it launched itself)."""
+    host = socket.gethostname()
+    orphaned = []
+    for run in instance.get_runs(
+        filters=dg.RunsFilter(statuses=[dg.DagsterRunStatus.STARTED], tags={HOST_TAG: host})
+    ):
+        pid = run.tags.get(PID_TAG, "")
+        if pid.isdigit() and not _alive(int(pid)):
+            instance.report_run_failed(
+                run, message=f"the process that ran it (pid {pid} on {host}) is gone"
+            )
+            orphaned.append(run.run_id)
+    return orphaned
 
 
 def _execute(

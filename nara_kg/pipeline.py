@@ -24,7 +24,15 @@ import pyarrow.parquet as pq
 
 from nara_kg.chunking import HeaderFields, TokenCounter, chunk_record
 from nara_kg.edges import RecordLinks
-from nara_kg.inputs import InputFile, file_id_of, list_input_paths, sha256_of
+from nara_kg.inputs import (
+    SKIPPED_FILE,
+    InputFile,
+    SkippedFile,
+    file_id_of,
+    list_input_paths,
+    scan_input_tree,
+    sha256_of,
+)
 from nara_kg.layout import WorkLayout, temporary_sibling
 from nara_kg.parsing import iter_file
 from nara_kg.records import (
@@ -199,13 +207,20 @@ class LiveFiles:
     pending: list[str]
     #: Parsed before but gone from the input: their parts were removed.
     removed: list[str]
+    #: Present but not readable as input (file-level rejects).
+    skipped: list[SkippedFile] = field(default_factory=list)
 
 
-def live_files(data_dir: Path, layout: WorkLayout) -> LiveFiles:
+def live_files(
+    data_dir: Path, layout: WorkLayout, *, follow_external_links: bool = False
+) -> LiveFiles:
     """Files present under `data_dir` whose parse is on record, in path order; the parts of
-    files no longer present are deleted, so their records leave the graph."""
+    files no longer present are deleted, so their records leave the graph. A file present but
+    unreadable now keeps its last parse (nothing is lost) and is reported as skipped."""
     layout.ensure()
-    on_disk = list_input_paths(data_dir)
+    tree = scan_input_tree(data_dir, follow_external_links=follow_external_links)
+    kept = [s.rel_path for s in tree.skipped if layout.parse_stats(file_id_of(s.rel_path)).exists()]
+    on_disk = sorted([*tree.files, *kept])
     present_ids = {file_id_of(rel): rel for rel in on_disk}
     removed: list[str] = []
     for stats_path in sorted(layout.parsed_dir.glob("*.stats.json")):
@@ -225,7 +240,7 @@ def live_files(data_dir: Path, layout: WorkLayout) -> LiveFiles:
         files.append(
             InputFile(path=data_dir / rel, rel_path=rel, size=0, sha256=str(known["sha256"]))
         )
-    return LiveFiles(files=files, pending=pending, removed=sorted(removed))
+    return LiveFiles(files=files, pending=pending, removed=sorted(removed), skipped=tree.skipped)
 
 
 @dataclass
@@ -251,10 +266,17 @@ class ParseResult:
         return self.rejected / self.lines if self.lines else 0.0
 
 
-def select_live_records(data_dir: Path, layout: WorkLayout, *, log: Log = _quiet) -> ParseResult:
+def select_live_records(
+    data_dir: Path,
+    layout: WorkLayout,
+    *,
+    follow_external_links: bool = False,
+    log: Log = _quiet,
+) -> ParseResult:
     """One row per naId across every live file (graph-wide): the selection, the alias table,
-    the index of live parts and the rejects table people read."""
-    live = live_files(data_dir, layout)
+    the index of live parts and the rejects table people read. A file that cannot be read
+    counts as one rejected line."""
+    live = live_files(data_dir, layout, follow_external_links=follow_external_links)
     result = ParseResult(parts_removed=len(live.removed), files_pending=live.pending)
     for rel in live.removed:
         log(f"{rel} is gone from the input: its records leave the graph")
@@ -281,8 +303,16 @@ def select_live_records(data_dir: Path, layout: WorkLayout, *, log: Log = _quiet
         result.per_file.append(
             {k: row[k] for k in ("rel_path", "lines", "records", "stubs", "rejected")}
         )
+    for skipped in live.skipped:
+        log(f"{skipped.rel_path}: {skipped.reason}")
+        result.lines += 1
+        result.rejected += 1
+        result.reject_reasons[SKIPPED_FILE] += 1
+        result.per_file.append(
+            {"rel_path": skipped.rel_path, "lines": 1, "records": 0, "stubs": 0, "rejected": 1}
+        )
     _write_table(pa.Table.from_pylist(index_rows, schema=PARSED_INDEX_SCHEMA), layout.parsed_index)
-    _write_rejects_table(live.files, layout)
+    _write_rejects_table(live.files, layout, live.skipped)
 
     selection = select_records([layout.parsed_part(f.file_id) for f in live.files])
     chosen = sorted(selection.chosen)
@@ -334,12 +364,24 @@ def parse_inputs(
     return result
 
 
-def _write_rejects_table(files: list[InputFile], layout: WorkLayout) -> None:
+def _write_rejects_table(
+    files: list[InputFile], layout: WorkLayout, skipped: list[SkippedFile] | None = None
+) -> None:
     tables = [
         pq.read_table(layout.rejects_part(f.file_id))
         for f in files
         if layout.rejects_part(f.file_id).exists()
     ]
+    if skipped:
+        tables.append(
+            pa.Table.from_pylist(
+                [
+                    {"file_name": s.rel_path, "line_num": 0, "reason": s.reason, "raw": None}
+                    for s in skipped
+                ],
+                schema=REJECT_SCHEMA,
+            )
+        )
     table = pa.concat_tables(tables) if tables else REJECT_SCHEMA.empty_table()
     _write_table(table.cast(REJECT_SCHEMA), layout.rejects)
 

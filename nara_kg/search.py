@@ -20,6 +20,7 @@ from typing import Any
 
 from neo4j import Driver
 
+from nara_kg.errors import QueryError
 from nara_kg.graph import search as cypher
 
 RRF_K = 10
@@ -31,10 +32,40 @@ _LUCENE_SPECIAL = re.compile(r'([+\-!(){}\[\]^"~*?:\\/]|&&|\|\|)')
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
+#: Most terms a full-text query keeps (Lucene refuses more than 1,024 clauses; a long pasted
+#: text gains nothing from its 65th word). Documented in the README.
+MAX_QUERY_TERMS = 64
+#: Lucene's own operators, never sent as words.
+_OPERATORS = frozenset({"AND", "OR", "NOT", "TO"})
+#: Words that carry no information in a catalog query; dropped only from over-long queries.
+_STOP_WORDS = frozenset(
+    (  # noqa: SIM905 - a sentence of words reads better than a column of them
+        "a an and are as at be by for from has have in is it its of on or that the this to was "
+        "were which with what who whom when where how about into than then there these those"
+    ).split()
+)
+
+
+def informative_terms(text: str, limit: int = MAX_QUERY_TERMS) -> list[str]:
+    """The query's words; past `limit`, the most informative ones in their original order:
+    distinct words, no stop words, words with digits (identifiers, years) first, then longer
+    words before shorter ones."""
+    words = [w for w in _WORD.findall(text) if w.upper() not in _OPERATORS]
+    if len(words) <= limit:
+        return words
+    distinct = list(dict.fromkeys(w.lower() for w in words))
+    candidates = [w for w in distinct if w not in _STOP_WORDS] or distinct
+    ranked = sorted(
+        range(len(candidates)),
+        key=lambda i: (not any(c.isdigit() for c in candidates[i]), -len(candidates[i]), i),
+    )
+    return [candidates[i] for i in sorted(ranked[:limit])]
+
+
 def lucene_query(text: str) -> str:
-    """A full-text query that matches any of the words, with Lucene syntax neutralized."""
-    words = [_LUCENE_SPECIAL.sub(r"\\\1", w) for w in _WORD.findall(text)]
-    return " ".join(w for w in words if w.upper() not in {"AND", "OR", "NOT", "TO"})
+    """A full-text query that matches any of at most MAX_QUERY_TERMS informative words, with
+    Lucene syntax neutralized."""
+    return " ".join(_LUCENE_SPECIAL.sub(r"\\\1", w) for w in informative_terms(text))
 
 
 def reciprocal_rank_fusion(
@@ -75,6 +106,13 @@ class SearchResult:
     latency_ms: float
 
 
+def require_query(text: str) -> str:
+    """The query, or a QueryError when it has no word to search for."""
+    if not _WORD.search(text or ""):
+        raise QueryError("the query is empty: give at least one word to search for")
+    return text
+
+
 def local_search(
     driver: Driver,
     database: str,
@@ -83,6 +121,7 @@ def local_search(
     *,
     k: int = 5,
 ) -> SearchResult:
+    require_query(query)
     started = time.perf_counter()
     n_candidates = max(k * CANDIDATES_PER_RESULT, 20)
     vector = [float(x) for x in encode([query])[0]]

@@ -160,6 +160,9 @@ class PipelinePaths(dg.ConfigurableResource):
     work_dir: str = str(DEFAULT_WORK_DIR)
     #: Empty: `questions.jsonl` in the data folder, when there is one.
     questions_file: str = ""
+    #: Read files whose symbolic link leads outside the data folder (off: they are skipped and
+    #: reported as rejects).
+    follow_external_links: bool = False
 
     @property
     def data_path(self) -> Path:
@@ -216,6 +219,7 @@ ENV_BINDINGS: dict[str, tuple[type[dg.ConfigurableResource], dict[str, str]]] = 
             "data_dir": "NARA_DATA_DIR",
             "work_dir": "NARA_KG_WORK_DIR",
             "questions_file": "NARA_KG_QUESTIONS",
+            "follow_external_links": "NARA_KG_FOLLOW_EXTERNAL_LINKS",
         },
     ),
 }
@@ -223,11 +227,13 @@ ENV_BINDINGS: dict[str, tuple[type[dg.ConfigurableResource], dict[str, str]]] = 
 
 def _env_var(cls: type[dg.ConfigurableResource], name: str, variable: str) -> Any:
     """EnvVar of the field's type (an int field reads an int)."""
-    return (
-        dg.EnvVar.int(variable)
-        if cls.model_fields[name].annotation in (int, "int")
-        else (dg.EnvVar(variable))
-    )
+    if cls.model_fields[name].annotation in (int, "int"):
+        return dg.EnvVar.int(variable)
+    return dg.EnvVar(variable)
+
+
+def _flag(text: str) -> bool:
+    return text.strip().lower() in {"1", "true", "yes", "on"}
 
 
 def build_resources(
@@ -242,7 +248,10 @@ def build_resources(
     built: dict[str, dg.ConfigurableResource] = {}
     for key, (cls, fields) in ENV_BINDINGS.items():
         values: dict[str, Any] = {
-            name: _env_var(cls, name, variable)
+            # A switch is read when the code location loads (Dagster has no boolean EnvVar).
+            name: _flag(source[variable])
+            if cls.model_fields[name].annotation in (bool, "bool")
+            else _env_var(cls, name, variable)
             for name, variable in fields.items()
             if source.get(variable)
         }
@@ -257,9 +266,11 @@ def resource_run_config(
     """Run config for resource `key` that sets `values` and keeps every other field bound
     to its environment variable (run config replaces a resource's configuration whole)."""
     source = os.environ if env is None else env
-    _, fields = ENV_BINDINGS[key]
+    cls, fields = ENV_BINDINGS[key]
     config: dict[str, Any] = {
-        name: {"env": variable}
+        name: _flag(source[variable])
+        if cls.model_fields[name].annotation in (bool, "bool")
+        else {"env": variable}
         for name, variable in fields.items()
         if source.get(variable) and name not in values
     }

@@ -55,7 +55,9 @@ def nightly_rebuild(
     def _nightly(
         context: dg.ScheduleEvaluationContext, paths: PipelinePaths
     ) -> dg.RunRequest | dg.SkipReason:
-        sync_file_partitions(context.instance, paths.data_path)
+        sync_file_partitions(
+            context.instance, paths.data_path, follow_external_links=paths.follow_external_links
+        )
         tags = all_partitions_tags(context.instance)
         if tags is None:
             return dg.SkipReason(f"no input files under {paths.data_path}")
@@ -64,14 +66,17 @@ def nightly_rebuild(
     return _nightly
 
 
-def file_state(data_dir: str) -> dict[str, str]:
+def file_state(data_dir: str, *, follow_external_links: bool = False) -> dict[str, str]:
     """rel_path -> "size:mtime_ns" of every input file: cheap to take every minute."""
     root = Path(data_dir).resolve()
     if not root.is_dir():
         return {}
     state: dict[str, str] = {}
-    for rel in list_input_paths(root):
-        stat = (root / rel).stat()
+    for rel in list_input_paths(root, follow_external_links=follow_external_links):
+        try:
+            stat = (root / rel).stat()
+        except OSError:  # gone between the listing and now: the next tick sees it
+            continue
         state[rel] = f"{stat.st_size}:{stat.st_mtime_ns}"
     return state
 
@@ -101,7 +106,7 @@ def input_files_sensor(
     context: dg.SensorEvaluationContext, paths: PipelinePaths
 ) -> dg.SensorResult:
     before: dict[str, str] = json.loads(context.cursor) if context.cursor else {}
-    after = {rel: state for rel, state in file_state(paths.data_dir).items()}
+    after = file_state(paths.data_dir, follow_external_links=paths.follow_external_links)
     diff = changes(before, after)
     known = set(context.instance.get_dynamic_partitions(INPUT_FILES_PARTITIONS))
     # Files whose partition is missing (e.g. deleted by hand) count as added.

@@ -121,8 +121,8 @@ def test_records_per_type(real_build: dict[str, Any], neo4j_driver: Any) -> None
 def test_duplicate_naid_kept_once_most_complete(
     real_build: dict[str, Any], neo4j_driver: Any
 ) -> None:
-    parsed = metadata_of(real_build["first"], "parsed_records")
-    assert parsed["duplicate_naids"] == 1
+    selection = metadata_of(real_build["first"], "record_selection")
+    assert selection["duplicate_naids"] == 1
     file_name = scalar(
         neo4j_driver, "MATCH (c:Chunk {naId: 28277406, chunkSeqId: 0}) RETURN c.file_name"
     )

@@ -125,3 +125,24 @@ def test_build_full_and_a_blocking_failure(
     assert summary["rejects_path"].endswith("rejects.parquet")
     assert "graph_nodes" not in summary["assets"]
     bad.unlink()
+
+
+def test_build_of_an_export_without_a_question_file_succeeds(
+    built_by_cli: dict[str, Any], cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    """A real export carries no question file: the graph is built and the run is green; the
+    evaluation says there was nothing to score and its check is skipped."""
+    import shutil
+
+    data = tmp_path / "export"
+    shutil.copytree(Path(cli_env["NARA_DATA_DIR"]), data)
+    (data / "questions.jsonl").unlink()
+    env = {**cli_env, "NARA_KG_WORK_DIR": str(tmp_path / "work")}
+    result = built_by_cli["runner"].invoke(main, ["build", "--data", str(data), "--json"], env=env)
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["success"] is True and summary["checks_failed"] == []
+    assert summary["assets"]["graph_nodes"]["chunks_desired"] > 0
+    evaluation = summary["assets"]["retrieval_evaluation"]
+    assert evaluation["n"] == 0
+    assert evaluation["questions_file"].endswith("questions.jsonl")

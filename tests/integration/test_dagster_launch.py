@@ -55,7 +55,7 @@ def test_dagster_job_execute_kg_full_rebuild_with_documented_defaults(
     )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     assert "RUN_SUCCESS" in done.stdout + done.stderr
-    with dg.DagsterInstance.from_ref(dg.InstanceRef.from_dir(str(home))) as instance:
+    with dg.DagsterInstance.from_config(str(home)) as instance:
         [run] = instance.get_runs()
         assert run.status == dg.DagsterRunStatus.SUCCESS
         assert run.tags["nara_kg/rebuild"] == "full"
