@@ -110,6 +110,7 @@ class _Stages:
     rows: dict[dg.AssetKey, list[dict[str, Any]]] = field(default_factory=dict)
     by_type: Counter[str] = field(default_factory=Counter)
     reasons: Counter[str] = field(default_factory=Counter)
+    cut: list[dict[str, Any]] = field(default_factory=list)
     chunk_total: pipeline.ChunkResult = field(default_factory=pipeline.ChunkResult)
     seconds_encoding: float = 0.0
 
@@ -129,8 +130,18 @@ class _Stages:
 
     def parse(self, rel_path: str) -> dict[str, Any]:
         file = pipeline.scanned_file(self.paths.data_path, rel_path, self.layout)
-        result = pipeline.parse_file(file, self.layout, force=self.force, log=self.log.info)
+        result = pipeline.parse_file(
+            file,
+            self.layout,
+            force=self.force,
+            max_body_chars=self.paths.max_body_chars,
+            log=self.log.info,
+        )
         self.by_type.update(result.by_type)
+        self.cut.extend(
+            {"file": rel_path, "naId": na_id, "line": line, "characters": length}
+            for na_id, line, length in result.cut
+        )
         self.reasons.update(result.reject_reasons)
         if result.rejected:
             self.log.warning(
@@ -144,6 +155,7 @@ class _Stages:
             "records": result.records,
             "stubs": result.stubs,
             "rejected": result.rejected,
+            "body_cut": len(result.cut),
             "seconds": result.seconds,
         }
 
@@ -214,6 +226,9 @@ class _Stages:
                 "reject_share": dg.MetadataValue.float(round(share, 6)),
                 "records_by_type": counts_table(self.by_type),
                 "reject_reasons": counts_table(self.reasons, key="reason"),
+                "records_body_cut": len(self.cut),
+                "body_cut": table(self.cut),
+                "max_body_chars": self.paths.max_body_chars,
                 "parquet_dir": dg.MetadataValue.path(str(self.layout.parsed_dir)),
             }
         if key == CHUNKS:

@@ -265,11 +265,26 @@ def next_relationships(neo4j: Neo4jResource, paths: PipelinePaths) -> dg.Materia
         "record's first chunk; ancestors known only from `ancestors[]` are stub nodes."
     ),
 )
-def includes_relationships(neo4j: Neo4jResource, paths: PipelinePaths) -> dg.MaterializeResult:
+def includes_relationships(
+    context: dg.AssetExecutionContext, neo4j: Neo4jResource, paths: PipelinePaths
+) -> dg.MaterializeResult:
     metadata: dict[str, Any] = {}
     with timed(metadata):
-        result = loading.sync_includes(neo4j.get_driver(), neo4j.database, paths.layout)
-    return dg.MaterializeResult(metadata=_sync_metadata([result], metadata))
+        result, cycles = loading.sync_includes(neo4j.get_driver(), neo4j.database, paths.layout)
+    for cycle in cycles:
+        context.log.warning(
+            f"ancestor cycle {' -> '.join(map(str, cycle))} -> {cycle[0]}: naId {cycle[0]} "
+            "lost its parent link (the smallest naId of a cycle becomes its root)"
+        )
+    return dg.MaterializeResult(
+        metadata={
+            **_sync_metadata([result], metadata),
+            "ancestor_cycles_broken": len(cycles),
+            "ancestor_cycles": table(
+                [{"cycle": " -> ".join(map(str, c)), "root": c[0]} for c in cycles]
+            ),
+        }
+    )
 
 
 @dg.asset(

@@ -19,7 +19,14 @@ from nara_kg.answering import (
 )
 from nara_kg.embedding import Embedder
 from nara_kg.graph import reports as report_cypher
-from nara_kg.llm import LLM, GenerationCache
+from nara_kg.llm import (
+    EXTRACTIVE_BACKEND,
+    LLM,
+    ExtractiveLLM,
+    GenerationCache,
+    LLMUnreachable,
+    describe,
+)
 from nara_kg.reports import parse_report
 from nara_kg.schema import Rel
 from nara_kg.search import SearchHit, local_search, require_query
@@ -234,3 +241,43 @@ def ask(
         )
     response["latency_ms"] = round((time.perf_counter() - started) * 1000.0, 1)
     return response
+
+
+def ask_with_fallback(
+    driver: Driver,
+    database: str,
+    embedder: Embedder,
+    llm: LLM,
+    cache: GenerationCache | None,
+    question: str,
+    *,
+    strict: bool = False,
+    mode: Mode = "auto",
+    k: int = 5,
+    level: int | None = None,
+) -> dict[str, Any]:
+    """`ask`; when the configured LLM does not answer (LLMUnreachable), the extractive method
+    answers instead (rule-based classification, extractive answer) and the response says so
+    under `fallback`. With `strict`, the failure is raised instead."""
+    try:
+        return ask(driver, database, embedder, llm, cache, question, mode=mode, k=k, level=level)
+    except LLMUnreachable as error:
+        if strict:
+            raise
+        response = ask(
+            driver,
+            database,
+            embedder,
+            ExtractiveLLM(),
+            cache,
+            question,
+            mode=mode,
+            k=k,
+            level=level,
+        )
+        response["fallback"] = {
+            "from": describe(llm),
+            "to": EXTRACTIVE_BACKEND,
+            "reason": str(error),
+        }
+        return response

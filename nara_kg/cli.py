@@ -314,23 +314,31 @@ def evaluate(questions: Path, as_json: bool) -> None:
 )
 @click.option("--k", default=5, show_default=True, help="Records retrieved for local answers.")
 @click.option("--level", type=int, default=None, help="Community level for global search.")
+@click.option(
+    "--strict-llm",
+    is_flag=True,
+    help="Fail when the configured LLM does not answer (default: answer extractively).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the answer with its provenance.")
-def ask_command(question: str, mode: str, k: int, level: int | None, as_json: bool) -> None:
+def ask_command(
+    question: str, mode: str, k: int, level: int | None, strict_llm: bool, as_json: bool
+) -> None:
     """Answer a question (or list records) from the graph, with the provenance subgraph."""
-    from nara_kg.ask import Mode, ask
+    from nara_kg.ask import Mode, ask_with_fallback
     from nara_kg.llm import GenerationCache
 
     with _resources() as r:
         cache_path = r.paths.llm_cache_path
         cache_path.parent.mkdir(parents=True, exist_ok=True)
         with GenerationCache(cache_path) as cache:
-            response = ask(
+            response = ask_with_fallback(
                 r.neo4j.get_driver(),
                 r.neo4j.database,
                 r.embedding_model.get_embedder(),
                 r.llm.get_llm(),
                 cache,
                 question,
+                strict=strict_llm or r.llm.strict,
                 mode=cast(Mode, mode),
                 k=k,
                 level=level,
@@ -338,6 +346,8 @@ def ask_command(question: str, mode: str, k: int, level: int | None, as_json: bo
     if as_json:
         click.echo(json.dumps(response, indent=2, ensure_ascii=False, default=str))
         return
+    if response.get("fallback"):
+        click.echo(f"note: {response['fallback']['reason']}; answered extractively", err=True)
     click.echo(
         f"[{response['request_type']} via {response['classification_method']}; "
         f"{response['mode']} search; {response['method']}]"

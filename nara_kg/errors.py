@@ -54,7 +54,9 @@ def _dagster_message(error: Exception) -> str | None:
 
 
 def _plain(error: Exception) -> str | None:
-    if isinstance(error, UserError | FileNotFoundError | PermissionError | TimeoutError):
+    from nara_kg.llm import LLMError
+
+    if isinstance(error, UserError | LLMError | FileNotFoundError | PermissionError | TimeoutError):
         return str(error)
     return None
 

@@ -16,13 +16,10 @@ so an unchanged community is never regenerated and a re-run costs nothing.
 from __future__ import annotations
 
 import hashlib
-import http.client
 import json
 import sqlite3
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import TracebackType
@@ -41,6 +38,17 @@ ERROR_BODY_CHARS = 300
 
 class LLMError(RuntimeError):
     """A generation failed; the message is safe to log (it never contains a credential)."""
+
+
+class LLMUnreachable(LLMError):
+    """The endpoint did not answer within the call's time budget and retries (a server down,
+    unreachable, or never answering): callers may fall back to the extractive method."""
+
+
+#: Defaults of the OpenAI-compatible client (the LLMResource's fields repeat none of them).
+DEFAULT_CONNECT_TIMEOUT_S = 3.0
+DEFAULT_TIMEOUT_S = 30.0
+DEFAULT_MAX_RETRIES = 2
 
 
 class LLM(Protocol):
@@ -92,7 +100,6 @@ class _RetryableError(Exception):
 
 
 def _retry_after(headers: Any) -> float | None:
-    # `headers` is the response's http.client.HTTPMessage (a Mapping-like email Message).
     if headers is None:
         return None
     value = headers.get("Retry-After")
@@ -106,12 +113,15 @@ def _retry_after(headers: Any) -> float | None:
 
 
 class OpenAICompatibleLLM:
-    """POST `{base_url}/chat/completions` with one user message; return the first choice's text.
+    """POST `{base_url}/chat/completions` with one user message (httpx); return the first
+    choice's text.
 
-    Retries (up to `max_retries` times, waiting `backoff_s * 2**attempt`, or the server's
-    Retry-After when it sends one) on 429, 5xx, timeouts and connection errors. Any other 4xx is
-    a request or credential problem that a retry cannot fix, so it fails at once. At most
-    `max_concurrency` requests are in flight from this instance across threads.
+    Each `complete` has a time budget of `timeout_s` in all, retries included; a connection
+    must open within `connect_timeout_s`. Retries (up to `max_retries` times, waiting
+    `backoff_s * 2**attempt`, or the server's Retry-After, within the budget) on 429, 5xx,
+    timeouts and connection errors; when they run out it raises LLMUnreachable. Any other 4xx
+    is a request or credential problem that a retry cannot fix, so it fails at once (LLMError).
+    At most `max_concurrency` requests are in flight from this instance across threads.
     """
 
     def __init__(
@@ -120,29 +130,36 @@ class OpenAICompatibleLLM:
         model: str,
         api_key: str | None,
         *,
-        timeout_s: float = 60,
-        max_retries: int = 4,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
+        max_retries: int = DEFAULT_MAX_RETRIES,
         backoff_s: float = 1.0,
         max_concurrency: int = 4,
         temperature: float = 0.0,
         max_tokens: int = 1500,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
+        import httpx
+
         if max_retries < 0:
             raise ValueError("max_retries must be >= 0")
         if max_concurrency < 1:
             raise ValueError("max_concurrency must be >= 1")
+        if timeout_s <= 0 or connect_timeout_s <= 0:
+            raise ValueError("timeouts must be > 0")
         self.name = OPENAI_BACKEND
         self.model = model
         self.params: dict[str, Any] = {"temperature": temperature, "max_tokens": max_tokens}
         self.base_url = base_url.rstrip("/")
         self.timeout_s = timeout_s
+        self.connect_timeout_s = connect_timeout_s
         self.max_retries = max_retries
         self.backoff_s = backoff_s
         # Private and left out of __repr__: the key must not reach logs or error messages.
         self._api_key = api_key
         self._semaphore = threading.BoundedSemaphore(max_concurrency)
         self._sleep = sleep
+        self._client = httpx.Client(trust_env=False)
 
     @property
     def url(self) -> str:
@@ -166,51 +183,56 @@ class OpenAICompatibleLLM:
                 "max_tokens": self.params["max_tokens"],
             }
         ).encode("utf-8")
+        deadline = time.monotonic() + self.timeout_s
         last_error = ""
+        attempts = 0
         for attempt in range(self.max_retries + 1):
+            attempts += 1
             try:
                 with self._semaphore:
-                    payload = self._post(body)
+                    payload = self._post(body, deadline)
                 return self._content(payload)
             except _RetryableError as error:
                 last_error = str(error)
-                if attempt == self.max_retries:
-                    break
                 delay = error.retry_after_s
                 if delay is None:
                     delay = self.backoff_s * (2**attempt)
+                if attempt == self.max_retries or time.monotonic() + delay >= deadline:
+                    break
                 # Sleep outside the semaphore so a waiting retry does not block other requests.
                 self._sleep(delay)
-        raise LLMError(
+        raise LLMUnreachable(
             self._redact(
-                f"{self.url}: model {self.model!r} failed after {self.max_retries + 1} "
-                f"attempt(s): {last_error}"
+                f"{self.url}: model {self.model!r} did not answer ({attempts} attempt(s) "
+                f"within {self.timeout_s:g}s): {last_error}"
             )
         )
 
-    def _post(self, body: bytes) -> str:
+    def _post(self, body: bytes, deadline: float) -> str:
+        import httpx
+
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise _RetryableError(f"no time left of the {self.timeout_s:g}s budget")
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
-        request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
+        timeout = httpx.Timeout(remaining, connect=min(self.connect_timeout_s, remaining))
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
-                raw: bytes = response.read()
-                return raw.decode("utf-8", errors="replace")
-        except urllib.error.HTTPError as error:
-            detail = self._redact(_error_body(error))
-            message = f"HTTP {error.code} {error.reason}: {detail}"
-            if error.code == 429 or error.code >= 500:
-                raise _RetryableError(message, _retry_after(error.headers)) from None
-            raise LLMError(f"{self.url}: model {self.model!r}: {message}") from None
-        except urllib.error.URLError as error:
-            raise _RetryableError(f"connection error: {self._redact(str(error.reason))}") from None
-        except TimeoutError:
-            raise _RetryableError(f"timed out after {self.timeout_s}s") from None
-        except (ConnectionError, http.client.HTTPException) as error:
+            response = self._client.post(self.url, content=body, headers=headers, timeout=timeout)
+        except httpx.TimeoutException as error:
+            raise _RetryableError(f"timed out ({type(error).__name__})") from None
+        except httpx.TransportError as error:
             raise _RetryableError(
                 f"connection error: {type(error).__name__}: {self._redact(str(error))}"
             ) from None
+        if response.status_code >= 400:
+            detail = self._redact(response.text[:ERROR_BODY_CHARS])
+            message = f"HTTP {response.status_code} {response.reason_phrase}: {detail}"
+            if response.status_code == 429 or response.status_code >= 500:
+                raise _RetryableError(message, _retry_after(response.headers))
+            raise LLMError(f"{self.url}: model {self.model!r}: {message}")
+        return response.text
 
     def _content(self, payload: str) -> str:
         try:
@@ -224,14 +246,6 @@ class OpenAICompatibleLLM:
         if not isinstance(content, str):
             raise LLMError(f"{self.url}: model {self.model!r}: message content is not text")
         return content
-
-
-def _error_body(error: urllib.error.HTTPError) -> str:
-    try:
-        raw: bytes = error.read()
-    except Exception:  # the body is only decoration for the message
-        return ""
-    return raw.decode("utf-8", errors="replace")[:ERROR_BODY_CHARS]
 
 
 class TransformersLLM:

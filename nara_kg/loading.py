@@ -236,10 +236,15 @@ def sync_next(driver: Driver, database: str, layout: WorkLayout) -> SyncResult:
     return sync_edges(driver, database, Rel.NEXT, edge_rules.next_edges(record_links(layout)))
 
 
-def sync_includes(driver: Driver, database: str, layout: WorkLayout) -> SyncResult:
+def sync_includes(
+    driver: Driver, database: str, layout: WorkLayout
+) -> tuple[SyncResult, list[list[int]]]:
+    """Includes by difference, and the ancestor cycles that were broken to build it."""
     links = record_links(layout)
     present = {link.na_id for link in links}
-    return sync_edges(driver, database, Rel.INCLUDES, edge_rules.includes_edges(links, present))
+    _, cycles = edge_rules.break_cycles(edge_rules.parent_links(links, present))
+    synced = sync_edges(driver, database, Rel.INCLUDES, edge_rules.includes_edges(links, present))
+    return synced, cycles
 
 
 def sync_authorities(driver: Driver, database: str, layout: WorkLayout) -> list[SyncResult]:

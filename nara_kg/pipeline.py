@@ -36,6 +36,7 @@ from nara_kg.inputs import (
 from nara_kg.layout import WorkLayout, temporary_sibling
 from nara_kg.parsing import iter_file
 from nara_kg.records import (
+    DEFAULT_MAX_BODY_CHARS,
     REJECT_SCHEMA,
     ParseStats,
     iter_rows,
@@ -137,12 +138,21 @@ class FileParseResult:
     reject_reasons: dict[str, int] = field(default_factory=dict)
     sha256: str = ""
     seconds: float = 0.0
+    #: Records whose body text was cut to the limit: [naId, line, original length].
+    cut: list[list[int]] = field(default_factory=list)
+    max_body_chars: int = DEFAULT_MAX_BODY_CHARS
 
 
 def parse_file(
-    file: InputFile, layout: WorkLayout, *, force: bool = False, log: Log = _quiet
+    file: InputFile,
+    layout: WorkLayout,
+    *,
+    force: bool = False,
+    max_body_chars: int = DEFAULT_MAX_BODY_CHARS,
+    log: Log = _quiet,
 ) -> FileParseResult:
-    """Parse one file into its records and rejects parts, unless its content is unchanged."""
+    """Parse one file into its records and rejects parts, unless its content (and the body
+    limit) is unchanged."""
     layout.ensure()
     records_path = layout.parsed_part(file.file_id)
     rejects_path = layout.rejects_part(file.file_id)
@@ -151,17 +161,22 @@ def parse_file(
         not force
         and known is not None
         and known.get("sha256") == file.sha256
+        and known.get("max_body_chars", DEFAULT_MAX_BODY_CHARS) == max_body_chars
         and records_path.exists()
         and rejects_path.exists()
     ):
         return FileParseResult(**{**known, "parsed": False})
     started = time.perf_counter()
-    stats: ParseStats = write_parsed_file(
-        iter_file(file.path, display_name=file.rel_path),
-        file.rel_path,
-        records_path,
-        rejects_path,
-    )
+    try:
+        stats: ParseStats = write_parsed_file(
+            iter_file(file.path, display_name=file.rel_path),
+            file.rel_path,
+            records_path,
+            rejects_path,
+            max_body_chars=max_body_chars,
+        )
+    except PermissionError as error:  # unreadable since it was listed: a file-level reject
+        raise FileNotFoundError(f"{file.rel_path} cannot be read: {error}") from error
     result = FileParseResult(
         rel_path=file.rel_path,
         parsed=True,
@@ -173,7 +188,14 @@ def parse_file(
         reject_reasons=dict(stats.reject_reasons),
         sha256=file.sha256,
         seconds=round(time.perf_counter() - started, 3),
+        cut=[list(entry) for entry in stats.cut],
+        max_body_chars=max_body_chars,
     )
+    for na_id, line, length in stats.cut:
+        log(
+            f"{file.rel_path}:{line}: naId {na_id}'s body text of {length:,} characters was cut "
+            f"to {max_body_chars:,} (NARA_KG_MAX_BODY_CHARS)"
+        )
     _write_json(layout.parse_stats(file.file_id), {**asdict(result), "parsed": True})
     log(
         f"parsed {file.rel_path}: {stats.records} records, {stats.stubs} stubs, "

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +51,27 @@ REJECT_SCHEMA = pa.schema(
 )
 
 BATCH_ROWS = 2_000
+#: The most characters of body text taken from one record (its chunks are what the model
+#: encodes): about 1,200 chunks. The longest body among the real sample records is 14,216
+#: characters, so a normal record is never cut; one pathological 20 MB note no longer stalls a
+#: build for half an hour. NARA_KG_MAX_BODY_CHARS changes it.
+DEFAULT_MAX_BODY_CHARS = 500_000
+#: Property that records a cut: the body text's length before it.
+BODY_CUT_FROM = "bodyTextCutFrom"
+
+
+def cut_body(record: ParsedRecord, max_chars: int) -> ParsedRecord:
+    """The record with its body text cut to `max_chars` (at a word boundary when one is near),
+    the original length kept in its properties; unchanged when it fits."""
+    text = record.body_text
+    if not text or len(text) <= max_chars:
+        return record
+    cut = text[:max_chars]
+    boundary = cut.rfind(" ", max(0, max_chars - 200))
+    if boundary > 0:
+        cut = cut[:boundary]
+    properties = {**record.properties, BODY_CUT_FROM: len(text)}
+    return replace(record, body_text=cut, properties=properties)
 
 
 def record_row(record: ParsedRecord, file_name: str, line_num: int) -> dict[str, Any]:
@@ -119,6 +140,8 @@ class ParseStats:
     rejected: int = 0
     by_type: dict[str, int] = field(default_factory=dict)
     reject_reasons: dict[str, int] = field(default_factory=dict)
+    #: Records whose body text was cut to the limit: (naId, line, original length).
+    cut: list[tuple[int, int, int]] = field(default_factory=list)
 
 
 class _BatchedWriter:
@@ -154,8 +177,11 @@ def write_parsed_file(
     file_name: str,
     records_path: Path,
     rejects_path: Path,
+    *,
+    max_body_chars: int = DEFAULT_MAX_BODY_CHARS,
 ) -> ParseStats:
-    """Stream parser output into two Parquet files; memory stays bounded by one batch."""
+    """Stream parser output into two Parquet files; memory stays bounded by one batch. A body
+    text longer than `max_body_chars` is cut, and the cut recorded on the record."""
     stats = ParseStats()
     records_path.parent.mkdir(parents=True, exist_ok=True)
     records_tmp, rejects_tmp = temporary_sibling(records_path), temporary_sibling(rejects_path)
@@ -173,6 +199,9 @@ def write_parsed_file(
         stats.lines += 1
         stats.records += 1
         stats.by_type[item.node_type] = stats.by_type.get(item.node_type, 0) + 1
+        if item.body_text and len(item.body_text) > max_body_chars:
+            stats.cut.append((item.na_id, item.line_num, len(item.body_text)))
+            item = cut_body(item, max_body_chars)
         # The parser names zip members itself (archive.zip!member.jsonl); keep its name.
         name = item.file_name or file_name
         records.add(record_row(item, name, item.line_num))

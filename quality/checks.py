@@ -205,6 +205,37 @@ def parsed_records_dates(paths: PipelinePaths) -> dg.AssetCheckResult:
 
 @dg.asset_check(
     asset=record_selection,
+    name=names.PARSED_RECORDS_BODY_CUT,
+    blocking=names.is_blocking(names.PARSED_RECORDS_BODY_CUT),
+    description=(
+        "Advisory (WARN): lists the chosen records whose body text was longer than "
+        "NARA_KG_MAX_BODY_CHARS and was cut (property bodyTextCutFrom holds the full length)."
+    ),
+)
+def parsed_records_body_cut(paths: PipelinePaths) -> dg.AssetCheckResult:
+    check = names.PARSED_RECORDS_BODY_CUT
+    try:
+        cut = frames.cut_records(paths.layout)
+    except FileNotFoundError as error:
+        return _missing_input(check, error)
+    return dg.AssetCheckResult(
+        passed=not cut,
+        severity=names.severity(check),
+        description=(
+            "no record was cut"
+            if not cut
+            else f"{len(cut)} records cut to {paths.max_body_chars:,} characters"
+        ),
+        metadata={
+            "records_cut": len(cut),
+            "max_body_chars": paths.max_body_chars,
+            "cut_records": md_table(cut, limit=100),
+        },
+    )
+
+
+@dg.asset_check(
+    asset=record_selection,
     name=names.CHUNKS_INTEGRITY,
     blocking=names.is_blocking(names.CHUNKS_INTEGRITY),
     description=(
@@ -292,6 +323,39 @@ def includes_relationships_consistent(neo4j: Neo4jResource) -> dg.AssetCheckResu
 
 
 @dg.asset_check(
+    asset=includes_relationships,
+    name=names.ANCESTOR_CYCLES,
+    blocking=names.is_blocking(names.ANCESTOR_CYCLES),
+    description=(
+        "Advisory (WARN): no chosen record is its own ancestor. A cycle (A's parent is B, B's "
+        "parent is A, of any length) is broken deterministically (its smallest naId becomes "
+        "the root) and listed here."
+    ),
+)
+def includes_relationships_no_cycles(paths: PipelinePaths) -> dg.AssetCheckResult:
+    from nara_kg import edges
+    from nara_kg.pipeline import record_links
+
+    check = names.ANCESTOR_CYCLES
+    try:
+        links = record_links(paths.layout)
+    except FileNotFoundError as error:
+        return _missing_input(check, error)
+    _, cycles = edges.break_cycles(edges.parent_links(links, {link.na_id for link in links}))
+    return dg.AssetCheckResult(
+        passed=not cycles,
+        severity=names.severity(check),
+        description="no ancestor cycle" if not cycles else f"{len(cycles)} ancestor cycles broken",
+        metadata={
+            "cycles": len(cycles),
+            "broken_cycles": md_table(
+                [{"cycle": " -> ".join(map(str, c)), "root": c[0]} for c in cycles]
+            ),
+        },
+    )
+
+
+@dg.asset_check(
     asset=next_relationships,
     name=names.NEXT_CONSISTENT,
     blocking=names.is_blocking(names.NEXT_CONSISTENT),
@@ -356,6 +420,7 @@ FILE_CHECKS = [
     parsed_records_reject_share,
     parsed_records_integrity,
     parsed_records_dates,
+    parsed_records_body_cut,
     chunks_integrity,
 ]
 GRAPH_CHECKS = [
@@ -363,6 +428,7 @@ GRAPH_CHECKS = [
     text_embeddings_complete,
     vector_index_online,
     includes_relationships_consistent,
+    includes_relationships_no_cycles,
     next_relationships_consistent,
     community_reports_complete,
 ]

@@ -68,6 +68,28 @@ def iter_chosen(layout: WorkLayout, columns: list[str]) -> Iterator[pa.Table]:
         yield pq.read_table(path, columns=columns).take(pa.array(wanted, pa.int64()))
 
 
+def cut_records(layout: WorkLayout) -> list[dict[str, Any]]:
+    """The chosen records whose body text was cut: file, line, naId and full length."""
+    from nara_kg.records import BODY_CUT_FROM
+
+    found: list[dict[str, Any]] = []
+    for table in iter_chosen(layout, ["naId", "file_name", "line_num", "properties"]):
+        for row in table.to_pylist():
+            if BODY_CUT_FROM not in row["properties"]:
+                continue
+            length = json.loads(row["properties"]).get(BODY_CUT_FROM)
+            if length is not None:
+                found.append(
+                    {
+                        "file": row["file_name"],
+                        "line": row["line_num"],
+                        "naId": row["naId"],
+                        "characters": length,
+                    }
+                )
+    return found
+
+
 def records_frame(tables: list[pa.Table]) -> pd.DataFrame:
     """One row per chosen record, plus `expectedSource`: the catalog URL of the row's naId."""
     if tables:

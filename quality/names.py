@@ -22,6 +22,10 @@ Severity policy
 
   - ``parsed_records_dates``: every ``logicalDate_*`` value is a valid YYYY-MM-DD date. A bad
     date only makes one property wrong; it never breaks the graph.
+  - ``parsed_records_body_cut``: no chosen record had its body text cut to
+    ``NARA_KG_MAX_BODY_CHARS``; lists those that were.
+  - ``includes_relationships_no_cycles``: no ancestor cycle had to be broken; lists those
+    that were.
 """
 
 from __future__ import annotations
@@ -35,6 +39,11 @@ PARSED_RECORDS_REJECT_SHARE: Final = "parsed_records_reject_share"
 # Great Expectations suites.
 PARSED_RECORDS_INTEGRITY: Final = "parsed_records_integrity"
 PARSED_RECORDS_DATES: Final = "parsed_records_dates"
+#: Records whose body text was cut to NARA_KG_MAX_BODY_CHARS (advisory: the record is in the
+#: graph, only the tail of its text is not searchable).
+PARSED_RECORDS_BODY_CUT: Final = "parsed_records_body_cut"
+#: Ancestor cycles broken while building Includes (advisory: the hierarchy was repaired).
+ANCESTOR_CYCLES: Final = "includes_relationships_no_cycles"
 CHUNKS_INTEGRITY: Final = "chunks_integrity"
 # Graph checks (Cypher).
 GRAPH_NODES_MATCH_PARQUET: Final = "graph_nodes_match_parquet"
@@ -59,7 +68,9 @@ BLOCKING: Final[frozenset[str]] = frozenset(
     }
 )
 #: Advisory checks (not blocking, severity WARN).
-ADVISORY: Final[frozenset[str]] = frozenset({PARSED_RECORDS_DATES})
+ADVISORY: Final[frozenset[str]] = frozenset(
+    {PARSED_RECORDS_DATES, PARSED_RECORDS_BODY_CUT, ANCESTOR_CYCLES}
+)
 
 #: Environment variable with the largest acceptable share of rejected lines (a fraction such as
 #: ``0.01`` or a percentage such as ``1%``); read when the check runs, never at import time.

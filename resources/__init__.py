@@ -21,6 +21,8 @@ from pydantic import PrivateAttr
 from nara_kg.embedding import DEFAULT_MODEL, Embedder
 from nara_kg.graph.connection import open_driver
 from nara_kg.layout import WorkLayout
+from nara_kg.llm import DEFAULT_CONNECT_TIMEOUT_S, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S
+from nara_kg.records import DEFAULT_MAX_BODY_CHARS
 from nara_kg.settings import (
     DEFAULT_DATA_DIR,
     DEFAULT_DATABASE,
@@ -122,10 +124,15 @@ class LLMResource(dg.ConfigurableResource):
     model: str = ""
     base_url: str = ""
     api_key: str = ""
-    timeout_s: float = 60.0
-    max_retries: int = 4
+    #: One call's time budget, retries included; a connection must open within the second.
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S
+    max_retries: int = DEFAULT_MAX_RETRIES
     max_concurrency: int = 4
     temperature: float = 0.0
+    #: Off: when the LLM does not answer, `ask` answers with the extractive method and says
+    #: so. On: that failure is an error.
+    strict: bool = False
 
     def get_llm(self) -> Any:
         from nara_kg import llm
@@ -142,6 +149,7 @@ class LLMResource(dg.ConfigurableResource):
                 self.model,
                 self.api_key or None,
                 timeout_s=self.timeout_s,
+                connect_timeout_s=self.connect_timeout_s,
                 max_retries=self.max_retries,
                 max_concurrency=self.max_concurrency,
                 temperature=self.temperature,
@@ -163,6 +171,9 @@ class PipelinePaths(dg.ConfigurableResource):
     #: Read files whose symbolic link leads outside the data folder (off: they are skipped and
     #: reported as rejects).
     follow_external_links: bool = False
+    #: The most characters of body text taken from one record; longer ones are cut, the cut
+    #: recorded on the record (`bodyTextCutFrom`) and listed by an advisory check.
+    max_body_chars: int = DEFAULT_MAX_BODY_CHARS
 
     @property
     def data_path(self) -> Path:
@@ -211,6 +222,10 @@ ENV_BINDINGS: dict[str, tuple[type[dg.ConfigurableResource], dict[str, str]]] = 
             "model": "NARA_KG_LLM_MODEL",
             "base_url": "NARA_KG_LLM_BASE_URL",
             "api_key": "NARA_KG_LLM_API_KEY",
+            "timeout_s": "NARA_KG_LLM_TIMEOUT_S",
+            "connect_timeout_s": "NARA_KG_LLM_CONNECT_TIMEOUT_S",
+            "max_retries": "NARA_KG_LLM_MAX_RETRIES",
+            "strict": "NARA_KG_LLM_STRICT",
         },
     ),
     "paths": (
@@ -220,20 +235,27 @@ ENV_BINDINGS: dict[str, tuple[type[dg.ConfigurableResource], dict[str, str]]] = 
             "work_dir": "NARA_KG_WORK_DIR",
             "questions_file": "NARA_KG_QUESTIONS",
             "follow_external_links": "NARA_KG_FOLLOW_EXTERNAL_LINKS",
+            "max_body_chars": "NARA_KG_MAX_BODY_CHARS",
         },
     ),
 }
 
 
-def _env_var(cls: type[dg.ConfigurableResource], name: str, variable: str) -> Any:
-    """EnvVar of the field's type (an int field reads an int)."""
-    if cls.model_fields[name].annotation in (int, "int"):
+def _binding(cls: type[dg.ConfigurableResource], name: str, variable: str, text: str) -> Any:
+    """What a field is bound to: EnvVar for text (resolved when a run starts; secrets never
+    show in the UI) and ints; a switch or a number of seconds is read when the code location
+    loads, as Dagster has no boolean or float EnvVar."""
+    annotation = cls.model_fields[name].annotation
+    if annotation in (bool, "bool"):
+        return text.strip().lower() in {"1", "true", "yes", "on"}
+    if annotation in (float, "float"):
+        try:
+            return float(text)
+        except ValueError as error:
+            raise ValueError(f"{variable}={text!r} is not a number") from error
+    if annotation in (int, "int"):
         return dg.EnvVar.int(variable)
     return dg.EnvVar(variable)
-
-
-def _flag(text: str) -> bool:
-    return text.strip().lower() in {"1", "true", "yes", "on"}
 
 
 def build_resources(
@@ -248,10 +270,7 @@ def build_resources(
     built: dict[str, dg.ConfigurableResource] = {}
     for key, (cls, fields) in ENV_BINDINGS.items():
         values: dict[str, Any] = {
-            # A switch is read when the code location loads (Dagster has no boolean EnvVar).
-            name: _flag(source[variable])
-            if cls.model_fields[name].annotation in (bool, "bool")
-            else _env_var(cls, name, variable)
+            name: _binding(cls, name, variable, source[variable])
             for name, variable in fields.items()
             if source.get(variable)
         }
@@ -267,13 +286,11 @@ def resource_run_config(
     to its environment variable (run config replaces a resource's configuration whole)."""
     source = os.environ if env is None else env
     cls, fields = ENV_BINDINGS[key]
-    config: dict[str, Any] = {
-        name: _flag(source[variable])
-        if cls.model_fields[name].annotation in (bool, "bool")
-        else {"env": variable}
-        for name, variable in fields.items()
-        if source.get(variable) and name not in values
-    }
+    config: dict[str, Any] = {}
+    for name, variable in fields.items():
+        if source.get(variable) and name not in values:
+            binding = _binding(cls, name, variable, source[variable])
+            config[name] = {"env": variable} if isinstance(binding, dg.EnvVar) else binding
     config.update(values)
     return {"resources": {key: {"config": config}}}
 

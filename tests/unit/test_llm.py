@@ -16,6 +16,7 @@ from nara_kg.llm import (
     ExtractiveLLM,
     GenerationCache,
     LLMError,
+    LLMUnreachable,
     OpenAICompatibleLLM,
     TransformersLLM,
     cache_key,
@@ -197,16 +198,30 @@ def test_openai_gives_up_after_max_retries(server: FakeServer) -> None:
     assert API_KEY not in str(raised.value)
 
 
-def test_openai_timeout_is_retried_then_reported(server: FakeServer) -> None:
-    server.replies.extend([Reply(content="late", delay_s=1.0), Reply(content="late", delay_s=1.0)])
+def test_openai_timeout_is_one_budget_for_all_attempts(server: FakeServer) -> None:
+    """`timeout_s` bounds the whole call, retries included: a server that does not answer in
+    time costs the budget, not (retries + 1) times it."""
+    server.replies.extend([Reply(content="late", delay_s=1.5), Reply(content="late", delay_s=1.5)])
     sleeps: list[float] = []
-    llm = make_client(server, sleeps, timeout_s=0.2, max_retries=1)
+    llm = make_client(server, sleeps, timeout_s=0.4, max_retries=3, backoff_s=0.05)
     started = time.monotonic()
-    with pytest.raises(LLMError, match="timed out"):
+    with pytest.raises(LLMUnreachable, match="timed out"):
         llm.complete("hi")
-    assert time.monotonic() - started < 1.9
-    assert server.calls == 2
-    assert sleeps == [0.25]
+    assert time.monotonic() - started < 0.4 + 1.0
+    assert server.calls >= 1
+
+
+def test_openai_endpoint_that_accepts_and_never_answers_returns_within_the_timeout() -> None:
+    """The probe's 320 s case: the socket accepts, nothing ever comes back."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        port = listener.getsockname()[1]
+        llm = OpenAICompatibleLLM(f"http://127.0.0.1:{port}/v1", "m", None, timeout_s=1.0)
+        started = time.monotonic()
+        with pytest.raises(LLMUnreachable, match="did not answer"):
+            llm.complete("hi")
+        assert time.monotonic() - started < 1.0 + 1.0
 
 
 def test_openai_malformed_completion_is_an_error(server: FakeServer) -> None:
@@ -230,7 +245,7 @@ def test_openai_connection_refused_is_retried() -> None:
         backoff_s=0.01,
         sleep=sleeps.append,
     )
-    with pytest.raises(LLMError, match="connection error"):
+    with pytest.raises(LLMUnreachable, match="connection error"):
         llm.complete("hi")
     assert sleeps == [0.01, 0.02]
 
