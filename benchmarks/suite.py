@@ -779,24 +779,25 @@ def build_in_subprocess(
 
 # =========================================================================== writes
 def _write_sample(work_dir: Path, size: int) -> list[dict[str, Any]]:
-    """`size` chunk rows, descriptions first and in file order, so that parents and children
-    travel together and the sample has Includes relationships."""
+    """`size` chunk rows of the chosen records, descriptions first and in file order, so that
+    parents and children travel together and the sample has Includes relationships."""
     import pyarrow.parquet as pq
 
     from nara_kg.layout import WorkLayout
+    from nara_kg.pipeline import chosen_rows_by_file
     from nara_kg.records import iter_rows
 
     layout = WorkLayout(work_dir)
-    manifest = pq.read_table(layout.manifest).to_pylist()
-    ordered = sorted(manifest, key=lambda r: (not r["rel_path"].startswith("descriptions"), 0))
+    index = pq.read_table(layout.parsed_index, columns=["file_id", "rel_path"]).to_pylist()
+    descriptions = {r["file_id"] for r in index if r["rel_path"].startswith("descriptions")}
+    ordered = sorted(chosen_rows_by_file(layout), key=lambda entry: entry[0] not in descriptions)
     rows: list[dict[str, Any]] = []
     columns = ["chunkId", "naId", "chunkSeqId", "nodeType", "embed", "props", "rowHash"]
-    columns += ["parentNaId"]
-    for entry in ordered:
-        part = layout.chunk_part(entry["file_id"])
-        if not part.exists():
-            continue
-        for row in iter_rows(part, columns):
+    columns += ["parentNaId", "recordRow"]
+    for file_id, chosen in ordered:
+        for row in iter_rows(layout.chunk_part(file_id), columns):
+            if row.pop("recordRow") not in chosen:
+                continue
             rows.append(row)
             if 0 < size <= len(rows):
                 return rows

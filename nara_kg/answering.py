@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import random
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Final, Literal
@@ -614,6 +614,55 @@ def parse_points(text: str, batch_ids: Sequence[str]) -> list[Point]:
     return points
 
 
+#: Words that ask about the collection as a whole rather than name a topic ("What are the main
+#: themes of these records?"): the extractive map scores reports by the question's *topic*
+#: words, and a question left with none is answered from the largest communities instead.
+_OVERVIEW_LINES: Final = (
+    "main major overall common recurring key primary principal central prominent important",
+    "theme topic subject issue area overview summary summarize summarise general generally",
+    "kind sort type category whole entire across collection holding hold held contain",
+    "cover covered documented mostly often frequent frequently notable largest big biggest",
+    "thing anything everything content contents",
+)
+OVERVIEW_TERMS: Final = frozenset(_fold(word) for line in _OVERVIEW_LINES for word in line.split())
+#: Findings quoted per report in an extractive overview answer.
+OVERVIEW_FINDINGS: Final = 3
+
+
+def topic_terms(question: str) -> frozenset[str]:
+    """The question's content words that name what it is about (not how to summarise it)."""
+    return content_terms(question) - OVERVIEW_TERMS
+
+
+def is_overview_question(question: str) -> bool:
+    """True for a question about the whole collection: it has content words, and every one of
+    them asks for themes, topics, an overview and the like."""
+    return bool(content_terms(question)) and not topic_terms(question)
+
+
+def _overview_points(
+    reports: Sequence[CommunityReport], sizes: Mapping[str, int], limit: int
+) -> list[Point]:
+    """The `limit` highest-ranked reports, as GraphRAG ranks community reports: largest
+    community first, then highest rating (ties by id). Each point is the report's title and
+    summary with its first findings; its score is the community's size relative to the
+    largest (at least 1, as a 0 would mean "does not help")."""
+    ranked = sorted(
+        reports, key=lambda r: (-sizes.get(r.community_id, 0), -r.rating, r.community_id)
+    )[:limit]
+    largest = max((sizes.get(r.community_id, 0) for r in ranked), default=0)
+    points = []
+    for report in ranked:
+        description = f"{report.title}: {report.summary}"
+        findings = [f.summary for f in report.findings[:OVERVIEW_FINDINGS] if f.summary]
+        if findings:
+            description += " Key records: " + "; ".join(findings) + "."
+        size = sizes.get(report.community_id, 0)
+        score = max(1, round(100 * size / largest)) if largest else 1
+        points.append(Point(" ".join(description.split()), score, report.community_id))
+    return points
+
+
 def _extractive_points(question_terms: frozenset[str], batch: Sequence[ReportBlock]) -> list[Point]:
     points: list[Point] = []
     for block in batch:
@@ -659,6 +708,10 @@ def _reduce_selection(
     return used, "\n\n".join(parts)
 
 
+def _plural_reports(count: int) -> str:
+    return "community report" if count == 1 else f"{count} community reports"
+
+
 def _communities(points: Sequence[Point]) -> tuple[str, ...]:
     seen: dict[str, None] = {}
     for point in points:
@@ -679,6 +732,7 @@ def global_search(
     seed: int = 0,
     reduce_token_budget: int,
     max_workers: int = 1,
+    sizes: Mapping[str, int] | None = None,
 ) -> GlobalAnswer:
     """GraphRAG global search over the reports of one level.
 
@@ -686,6 +740,11 @@ def global_search(
     points, drop the points scored 0, sort the rest best first (ties keep batch order), and
     reduce as many as fit `reduce_token_budget` into the answer. No surviving point -> the
     refusal. `max_workers` > 1 maps batches concurrently (a model backend caps its own requests).
+
+    The extractive map scores a report by the question's topic words (:func:`topic_terms`); a
+    question about the collection as a whole (:func:`is_overview_question`) has none, and is
+    answered from the highest-ranked reports by community size (`sizes`, id -> members) and
+    rating, with their findings. It is refused only when there is no report at all.
     """
     extractive = is_extractive(llm)
     method = METHOD_EXTRACTIVE if extractive else _llm_method(llm)
@@ -693,10 +752,23 @@ def global_search(
     def refusal() -> GlobalAnswer:
         return GlobalAnswer(REFUSAL, (), (), True, method)
 
+    if extractive and is_overview_question(question):
+        overview = _overview_points(reports, sizes or {}, MAX_REDUCE_POINTS)
+        if not overview:
+            return refusal()
+        used, _ = _reduce_selection(overview, reduce_token_budget, count_tokens)
+        level = reports[0].level
+        heading = (
+            f"The main themes of the collection, from its {_plural_reports(len(used))} "
+            f"ranked highest by size and rating at community level {level}:"
+        )
+        text = "\n".join([heading, *(f"- {point.description}" for point in used)])
+        return GlobalAnswer(text, tuple(used), _communities(used), False, method)
+
     batches = pack_batches(
         reports, batch_token_budget=batch_token_budget, count_tokens=count_tokens, seed=seed
     )
-    question_terms = content_terms(question)
+    question_terms = topic_terms(question)
 
     def map_batch(batch: list[ReportBlock]) -> list[Point]:
         if extractive:

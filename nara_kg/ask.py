@@ -16,8 +16,10 @@ from nara_kg.answering import (
     answer_question,
     classify_request,
     global_search,
+    is_overview_question,
 )
 from nara_kg.embedding import Embedder
+from nara_kg.errors import UserError
 from nara_kg.graph import reports as report_cypher
 from nara_kg.llm import (
     EXTRACTIVE_BACKEND,
@@ -27,9 +29,16 @@ from nara_kg.llm import (
     LLMUnreachable,
     describe,
 )
-from nara_kg.reports import parse_report
+from nara_kg.reports import CommunityReport, parse_report
 from nara_kg.schema import Rel
-from nara_kg.search import SearchHit, local_search, require_query
+from nara_kg.search import (
+    NO_FILTERS,
+    SearchFilters,
+    SearchHit,
+    filter_parameters,
+    local_search,
+    require_query,
+)
 
 Mode = Literal["local", "global", "auto"]
 
@@ -51,12 +60,27 @@ PROVENANCE_MEMBERS = 5
 #: the most (coarse extractive reports keep only the most central records), but every report
 #: is read per question.
 MAX_GLOBAL_REPORTS = 200
+#: A question about the whole collection reads the coarsest level with at least this many
+#: reports: its communities are the collection's broadest themes, and an answer citing fewer
+#: than three is hardly an overview.
+MIN_OVERVIEW_REPORTS = 3
 
 
-def default_global_level(driver: Driver, database: str) -> int:
+class NoReports(UserError):
+    """Global search on a graph without community reports."""
+
+
+def default_global_level(driver: Driver, database: str, *, overview: bool = False) -> int:
+    """The community level global search reads when none is given (see the two constants)."""
     counts = report_cypher.reports_per_level(driver, database)
     if not counts:
-        raise RuntimeError("no community reports in the graph: materialize community_reports")
+        raise NoReports(
+            "the graph has no community reports yet: build it with `nara-kg build` "
+            "(the community_reports asset)"
+        )
+    if overview:
+        broad = [level for level, count in counts.items() if count >= MIN_OVERVIEW_REPORTS]
+        return max(broad) if broad else min(counts)
     for level in sorted(counts):
         if counts[level] <= MAX_GLOBAL_REPORTS:
             return level
@@ -140,6 +164,96 @@ def _hit_record(hit: SearchHit) -> dict[str, Any]:
     return record
 
 
+def _report_card(report: CommunityReport, size: int | None) -> dict[str, Any]:
+    """What a reader needs to judge a cited community: its report's title, summary, rating and
+    findings."""
+    return {
+        "id": report.community_id,
+        "level": report.level,
+        "size": size,
+        **report.to_dict(),
+    }
+
+
+def _answer_global(
+    driver: Driver,
+    database: str,
+    embedder: Embedder,
+    llm: LLM,
+    cache: GenerationCache | None,
+    question: str,
+    level: int | None,
+    filters: SearchFilters,
+) -> dict[str, Any]:
+    overview = is_overview_question(question)
+    use_level = (
+        level if level is not None else default_global_level(driver, database, overview=overview)
+    )
+    if filters.active:
+        params = filter_parameters(driver, database, filters)
+        rows = report_cypher.reports_matching(driver, database, use_level, params)
+    else:
+        rows = report_cypher.reports(driver, database, use_level)
+    reports = [
+        parse_report(row["report"], row["id"], int(row["level"]), row["generatedBy"] or "")
+        for row in rows
+    ]
+    sizes = {str(row["id"]): int(row["size"] or 0) for row in rows}
+    result = global_search(
+        question,
+        reports,
+        llm,
+        cache,
+        batch_token_budget=GLOBAL_BATCH_TOKENS,
+        count_tokens=embedder.count_tokens,
+        reduce_token_budget=GLOBAL_REDUCE_TOKENS,
+        sizes=sizes,
+    )
+    provenance = Provenance()
+    by_id = {report.community_id: report for report in reports}
+    cited = [c for c in result.communities if c in by_id]
+    members_by_community = report_cypher.members_of_many(driver, database, cited)
+    for community_id in cited:
+        report = by_id[community_id]
+        community_key = f"community:{community_id}"
+        provenance.node(
+            community_key,
+            communityId=community_id,
+            level=report.level,
+            title=report.title,
+            summary=report.summary,
+            size=sizes.get(community_id),
+            role="answer",
+        )
+        members = sorted(
+            members_by_community.get(community_id, []),
+            key=lambda m: (-int(m["degree"]), int(m["naId"])),
+        )
+        for member in members[:PROVENANCE_MEMBERS]:
+            provenance.node(
+                _record_key(member["naId"]),
+                naId=member["naId"],
+                title=member["title"],
+                type=member["nodeType"],
+                source=member["source"],
+                role="community member",
+            )
+            provenance.link(_record_key(member["naId"]), Rel.IN_COMMUNITY, community_key)
+    return {
+        "answer": result.text,
+        "refused": result.refused,
+        "method": result.method,
+        "level": use_level,
+        "overview": overview,
+        "communities": list(result.communities),
+        "community_reports": [
+            _report_card(by_id[c], sizes.get(c)) for c in result.communities if c in by_id
+        ],
+        "points": [asdict(point) for point in result.points_used],
+        "provenance": provenance.to_dict(),
+    }
+
+
 def ask(
     driver: Driver,
     database: str,
@@ -151,7 +265,12 @@ def ask(
     mode: Mode = "auto",
     k: int = 5,
     level: int | None = None,
+    filters: SearchFilters = NO_FILTERS,
 ) -> dict[str, Any]:
+    """Classify the request and answer it: records (`show_records`), a grounded answer from
+    the records local search finds, or global search over the community reports. `filters`
+    restrict the records searched, and in global mode the communities read (those holding at
+    least one record that passes them)."""
     require_query(question)
     started = time.perf_counter()
     kind, classification_method = classify_request(question, llm, cache)
@@ -161,9 +280,10 @@ def ask(
         "request_type": kind,
         "classification_method": classification_method,
         "mode": chosen,
+        "filters": filters.describe(),
     }
     if chosen == "local":
-        hits = local_search(driver, database, embedder.encode, question, k=k).hits
+        hits = local_search(driver, database, embedder.encode, question, k=k, filters=filters).hits
         if kind == "show_records":
             response.update(
                 answer=None,
@@ -186,58 +306,8 @@ def ask(
                 provenance=local_provenance(hits, set(answer.used_na_ids)).to_dict(),
             )
     else:
-        use_level = level if level is not None else default_global_level(driver, database)
-        rows = report_cypher.reports(driver, database, use_level)
-        reports = [
-            parse_report(row["report"], row["id"], int(row["level"]), row["generatedBy"] or "")
-            for row in rows
-        ]
-        result = global_search(
-            question,
-            reports,
-            llm,
-            cache,
-            batch_token_budget=GLOBAL_BATCH_TOKENS,
-            count_tokens=embedder.count_tokens,
-            reduce_token_budget=GLOBAL_REDUCE_TOKENS,
-        )
-        provenance = Provenance()
-        by_id = {report.community_id: report for report in reports}
-        for point in result.points_used:
-            for community_id in point.community_id.split(","):
-                report = by_id.get(community_id)
-                if report is None:
-                    continue
-                community_key = f"community:{community_id}"
-                provenance.node(
-                    community_key,
-                    communityId=community_id,
-                    level=report.level,
-                    title=report.title,
-                    role="answer",
-                )
-                members = sorted(
-                    report_cypher.members(driver, database, community_id),
-                    key=lambda m: (-int(m["degree"]), int(m["naId"])),
-                )
-                for member in members[:PROVENANCE_MEMBERS]:
-                    provenance.node(
-                        _record_key(member["naId"]),
-                        naId=member["naId"],
-                        title=member["title"],
-                        type=member["nodeType"],
-                        source=member["source"],
-                        role="community member",
-                    )
-                    provenance.link(_record_key(member["naId"]), Rel.IN_COMMUNITY, community_key)
         response.update(
-            answer=result.text,
-            refused=result.refused,
-            method=result.method,
-            level=use_level,
-            communities=list(result.communities),
-            points=[asdict(point) for point in result.points_used],
-            provenance=provenance.to_dict(),
+            _answer_global(driver, database, embedder, llm, cache, question, level, filters)
         )
     response["latency_ms"] = round((time.perf_counter() - started) * 1000.0, 1)
     return response
@@ -255,12 +325,24 @@ def ask_with_fallback(
     mode: Mode = "auto",
     k: int = 5,
     level: int | None = None,
+    filters: SearchFilters = NO_FILTERS,
 ) -> dict[str, Any]:
     """`ask`; when the configured LLM does not answer (LLMUnreachable), the extractive method
     answers instead (rule-based classification, extractive answer) and the response says so
     under `fallback`. With `strict`, the failure is raised instead."""
     try:
-        return ask(driver, database, embedder, llm, cache, question, mode=mode, k=k, level=level)
+        return ask(
+            driver,
+            database,
+            embedder,
+            llm,
+            cache,
+            question,
+            mode=mode,
+            k=k,
+            level=level,
+            filters=filters,
+        )
     except LLMUnreachable as error:
         if strict:
             raise
@@ -274,6 +356,7 @@ def ask_with_fallback(
             mode=mode,
             k=k,
             level=level,
+            filters=filters,
         )
         response["fallback"] = {
             "from": describe(llm),

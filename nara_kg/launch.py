@@ -101,7 +101,7 @@ def build(
     sync = sync_partitions(instance, data_dir, follow_external_links=follow_external_links)
     for rel in sync.invalid:
         log(f"{rel}: the name cannot be a Dagster partition key; file skipped")
-    keys = input_files.get_partition_keys(dynamic_partitions_store=instance)
+    keys = list(input_files.get_partition_keys(dynamic_partitions_store=instance))
     if not keys:
         raise FileNotFoundError(f"no input files (.jsonl, .jsonl.gz, .zip) under {data_dir}")
     build_id = uuid.uuid4().hex[:12]
@@ -153,6 +153,10 @@ def fail_orphaned_runs(instance: dg.DagsterInstance) -> list[str]:
             instance.report_run_failed(
                 run, message=f"the process that ran it (pid {pid} on {host}) is gone"
             )
+            # Its pool slots (embedding_model, neo4j_writes) would otherwise stay claimed and
+            # every later step of those pools would wait for them forever.
+            if instance.event_log_storage.supports_global_concurrency_limits:
+                instance.event_log_storage.free_concurrency_slots_for_run(run.run_id)
             orphaned.append(run.run_id)
     return orphaned
 

@@ -248,8 +248,8 @@ def live_files(
     for stats_path in sorted(layout.parsed_dir.glob("*.stats.json")):
         file_id = stats_path.name.removesuffix(".stats.json")
         if file_id not in present_ids:
-            known = _read_json(stats_path) or {}
-            removed.append(str(known.get("rel_path", file_id)))
+            gone = _read_json(stats_path) or {}
+            removed.append(str(gone.get("rel_path", file_id)))
             for path in layout.per_file_paths(file_id):
                 path.unlink(missing_ok=True)
     files: list[InputFile] = []
@@ -307,19 +307,20 @@ def select_live_records(
     index_rows: list[dict[str, Any]] = []
     for file in live.files:
         stats = _read_json(layout.parse_stats(file.file_id)) or {}
-        row = {
+        counts = {key: int(stats.get(key, 0)) for key in ("lines", "records", "stubs", "rejected")}
+        row: dict[str, Any] = {
             "file_id": file.file_id,
             "rel_path": file.rel_path,
             "sha256": file.sha256,
-            **{key: int(stats.get(key, 0)) for key in ("lines", "records", "stubs", "rejected")},
+            **counts,
             "by_type": json.dumps(stats.get("by_type", {}), sort_keys=True),
             "reject_reasons": json.dumps(stats.get("reject_reasons", {}), sort_keys=True),
         }
         index_rows.append(row)
-        result.lines += row["lines"]
-        result.records += row["records"]
-        result.stubs += row["stubs"]
-        result.rejected += row["rejected"]
+        result.lines += counts["lines"]
+        result.records += counts["records"]
+        result.stubs += counts["stubs"]
+        result.rejected += counts["rejected"]
         result.by_type.update(stats.get("by_type", {}))
         result.reject_reasons.update(stats.get("reject_reasons", {}))
         result.per_file.append(

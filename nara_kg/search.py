@@ -22,6 +22,7 @@ from neo4j import Driver
 
 from nara_kg.errors import QueryError
 from nara_kg.graph import search as cypher
+from nara_kg.schema import AUTHORITY_TYPES, DESCRIPTION_TYPES, RecordKind
 
 RRF_K = 10
 #: Candidates fetched from each index per requested result: chunks of one record collapse into
@@ -94,6 +95,13 @@ class SearchHit:
     chunk_id: str = ""
     vector_rank: int | None = None
     fulltext_rank: int | None = None
+    #: `description` or `authority`.
+    record_type: str | None = None
+    #: ISO dates: inclusive, else coverage, else production dates (see graph/search.py).
+    date_start: str | None = None
+    date_end: str | None = None
+    #: `generalRecordsTypes` ("Textual Records", "Photographs and other Graphic Materials", ...).
+    materials: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -104,6 +112,171 @@ class SearchResult:
     query: str
     hits: list[SearchHit]
     latency_ms: float
+
+
+#: The levels of description a search can be restricted to "within" (they hold records).
+CONTAINER_LEVELS = frozenset({"recordGroup", "series", "fileUnit", "collection"})
+_DATE = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$")
+
+
+def _iso_bound(value: str | None, *, end: bool, name: str) -> str | None:
+    """`YYYY`, `YYYY-MM` or `YYYY-MM-DD` as the first (or, for an end, the last) day it covers.
+    A month's last day is written `-31`: dates compare as text, so that bound is exact."""
+    if value is None or not str(value).strip():
+        return None
+    match = _DATE.match(str(value).strip())
+    if not match:
+        raise QueryError(f"{name} must be a date written YYYY, YYYY-MM or YYYY-MM-DD: {value!r}")
+    year, month, day = match.groups()
+    if month is not None and not 1 <= int(month) <= 12:
+        raise QueryError(f"{name} has no month {month}: {value!r}")
+    if day is not None and not 1 <= int(day) <= 31:
+        raise QueryError(f"{name} has no day {day}: {value!r}")
+    return f"{year}-{month or ('12' if end else '01')}-{day or ('31' if end else '01')}"
+
+
+@dataclass(frozen=True)
+class SearchFilters:
+    """What archivists restrict a search to. Values within one field are alternatives; fields
+    combine with AND, except `levels` and `authority_types`, which together say which record
+    types are wanted (a series or a person, say). Invalid values raise QueryError."""
+
+    #: Levels of description: item, fileUnit, series, recordGroup, collection.
+    levels: tuple[str, ...] = ()
+    #: `description` or `authority`.
+    record_type: str | None = None
+    #: person, organization, geographicPlaceName, specificRecordsType, topicalSubject.
+    authority_types: tuple[str, ...] = ()
+    #: Types of archival materials (`generalRecordsTypes`), e.g. "Textual Records".
+    materials: tuple[str, ...] = ()
+    #: Records whose dates (inclusive, else coverage, else production) overlap this range.
+    date_from: str | None = None
+    date_to: str | None = None
+    #: naId of a record group, series, file unit or collection: only records under it.
+    within: int | None = None
+
+    def __post_init__(self) -> None:
+        unknown_levels = sorted(set(self.levels) - DESCRIPTION_TYPES)
+        if unknown_levels:
+            raise QueryError(
+                f"unknown level of description {unknown_levels}: use {sorted(DESCRIPTION_TYPES)}"
+            )
+        unknown_types = sorted(set(self.authority_types) - AUTHORITY_TYPES)
+        if unknown_types:
+            raise QueryError(
+                f"unknown authority type {unknown_types}: use {sorted(AUTHORITY_TYPES)}"
+            )
+        kinds = {kind.value for kind in RecordKind}
+        if self.record_type is not None and self.record_type not in kinds:
+            raise QueryError(f"unknown record type {self.record_type!r}: use {sorted(kinds)}")
+        start = _iso_bound(self.date_from, end=False, name="date_from")
+        end = _iso_bound(self.date_to, end=True, name="date_to")
+        if start is not None and end is not None and start > end:
+            raise QueryError(f"date_from {self.date_from} is after date_to {self.date_to}")
+        if self.within is not None and self.within <= 0:
+            raise QueryError(f"within must be a naId (a positive number): {self.within}")
+
+    @property
+    def active(self) -> bool:
+        return bool(
+            self.levels
+            or self.record_type
+            or self.authority_types
+            or self.materials
+            or self.date_from
+            or self.date_to
+            or self.within is not None
+        )
+
+    def describe(self) -> dict[str, Any]:
+        """The filters that are set, as given."""
+        return {key: value for key, value in asdict(self).items() if value not in ((), None, "")}
+
+    def parameters(self, within_ids: list[int] | None) -> dict[str, Any]:
+        """The parameters of `graph.search.FILTER_PREDICATE` (null: not filtered)."""
+        types = [*self.levels, *self.authority_types]
+        return {
+            "types": types or None,
+            "recordType": self.record_type,
+            "materials": list(self.materials) or None,
+            "withinIds": within_ids,
+            "dateFrom": _iso_bound(self.date_from, end=False, name="date_from"),
+            "dateTo": _iso_bound(self.date_to, end=True, name="date_to"),
+        }
+
+
+NO_FILTERS = SearchFilters()
+
+
+def filter_parameters(driver: Driver, database: str, filters: SearchFilters) -> dict[str, Any]:
+    """The predicate's parameters, with `within` resolved to the naIds under it."""
+    within_ids: list[int] | None = None
+    if filters.within is not None:
+        found = cypher.descendants(driver, database, filters.within)
+        if found is None:
+            raise QueryError(f"there is no record with naId {filters.within} to search within")
+        if found["level"] not in CONTAINER_LEVELS:
+            raise QueryError(
+                f"naId {filters.within} is a {found['nodeType']}: search within a record group, "
+                "series, file unit or collection"
+            )
+        within_ids = [int(na_id) for na_id in found["ids"]]
+    return filters.parameters(within_ids)
+
+
+#: Candidate lists are widened by this factor while too few records pass the filters; past
+#: EXACT_AFTER index candidates the vector side scores the filtered records exactly instead
+#: (every record is embedded, so that side alone finds k records whenever k match). The
+#: full-text side stops widening at FULLTEXT_MAX_CANDIDATES: a common word under a selective
+#: filter would otherwise walk the whole index.
+WIDEN_FACTOR = 8
+EXACT_AFTER = 2_000
+FULLTEXT_MAX_CANDIDATES = 20_000
+
+
+def _filtered_candidates(
+    driver: Driver,
+    database: str,
+    vector: list[float],
+    text_query: str,
+    n_candidates: int,
+    params: dict[str, Any],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Both candidate lists with the filters applied inside the index queries, widened until
+    each holds `n_candidates` records or the whole index was asked, so a filter never cuts the
+    k results short while enough records match it."""
+    if params["withinIds"] is not None and not params["withinIds"]:
+        return [], []  # nothing under the record searched within
+    total = cypher.indexed_chunks(driver, database)
+    within = params["withinIds"]
+    if within is not None and len(within) <= EXACT_AFTER:
+        # A small subtree: exact scores over its records beat any approximate search.
+        by_vector = cypher.vector_exact_filtered(
+            driver, database, vector, k=n_candidates, filters=params
+        )
+    else:
+        size = n_candidates
+        while True:
+            by_vector = cypher.vector_candidates_filtered(
+                driver, database, vector, size=size, k=n_candidates, filters=params
+            )
+            if len(by_vector) >= n_candidates or size >= total:
+                break
+            if size * WIDEN_FACTOR > EXACT_AFTER:
+                by_vector = cypher.vector_exact_filtered(
+                    driver, database, vector, k=n_candidates, filters=params
+                )
+                break
+            size = min(size * WIDEN_FACTOR, total)
+    size = n_candidates
+    while True:
+        by_text = cypher.fulltext_candidates_filtered(
+            driver, database, text_query, size=size, k=n_candidates, filters=params
+        )
+        if len(by_text) >= n_candidates or size >= min(total, FULLTEXT_MAX_CANDIDATES):
+            break
+        size = min(size * WIDEN_FACTOR, total, FULLTEXT_MAX_CANDIDATES)
+    return by_vector, by_text
 
 
 def require_query(text: str) -> str:
@@ -120,13 +293,21 @@ def local_search(
     query: str,
     *,
     k: int = 5,
+    filters: SearchFilters = NO_FILTERS,
 ) -> SearchResult:
+    """The k best records for the query (fewer only when fewer records match the filters)."""
     require_query(query)
     started = time.perf_counter()
     n_candidates = max(k * CANDIDATES_PER_RESULT, 20)
     vector = [float(x) for x in encode([query])[0]]
-    by_vector = cypher.vector_candidates(driver, database, vector, n_candidates)
-    by_text = cypher.fulltext_candidates(driver, database, lucene_query(query), n_candidates)
+    if filters.active:
+        params = filter_parameters(driver, database, filters)
+        by_vector, by_text = _filtered_candidates(
+            driver, database, vector, lucene_query(query), n_candidates, params
+        )
+    else:
+        by_vector = cypher.vector_candidates(driver, database, vector, n_candidates)
+        by_text = cypher.fulltext_candidates(driver, database, lucene_query(query), n_candidates)
 
     # Rank records, not chunks: a record's best chunk stands for it in each list.
     def record_ranking(rows: list[dict[str, Any]]) -> tuple[list[str], dict[str, str]]:
@@ -166,6 +347,10 @@ def local_search(
                 chunk_id=row["chunkId"],
                 vector_rank=vector_order.index(key) + 1 if key in vector_chunk else None,
                 fulltext_rank=text_order.index(key) + 1 if key in text_chunk else None,
+                record_type=row["recordType"],
+                date_start=row["dateStart"],
+                date_end=row["dateEnd"],
+                materials=list(row["materials"] or []),
             )
         )
     return SearchResult(query, hits, (time.perf_counter() - started) * 1000.0)

@@ -9,6 +9,7 @@ from neo4j import Driver
 
 from nara_kg.graph.batches import read_all, vector_values, write_batches, write_one
 from nara_kg.graph.communities import COMMUNITY_RELATIONSHIPS
+from nara_kg.graph.search import FILTER_PREDICATE
 from nara_kg.schema import Label, Prop, Rel
 
 SUMMARY_INDEX = "community_summaries"
@@ -81,6 +82,19 @@ SET c.summaryEmbeddingKey = row.key
 
 REPORTS_OF_LEVEL = f"""
 MATCH (c:{Label.COMMUNITY}) WHERE c.report IS NOT NULL AND ($level IS NULL OR c.level = $level)
+RETURN c.id AS id, c.level AS level, c.size AS size, c.report AS report,
+       c.reportGeneratedBy AS generatedBy
+ORDER BY c.id
+"""
+
+#: :data:`REPORTS_OF_LEVEL` restricted to communities holding at least one record that passes
+#: the search filters (the predicate and its parameters are local search's).
+REPORTS_MATCHING = f"""
+MATCH (c:{Label.COMMUNITY}) WHERE c.report IS NOT NULL AND c.level = $level
+  AND EXISTS {{
+    MATCH (first:{Label.CHUNK})-[:{Rel.IN_COMMUNITY}*1..12]->(c)
+    WHERE {FILTER_PREDICATE}
+  }}
 RETURN c.id AS id, c.level AS level, c.size AS size, c.report AS report,
        c.reportGeneratedBy AS generatedBy
 ORDER BY c.id
@@ -168,3 +182,11 @@ def reports(driver: Driver, database: str, level: int | None = None) -> Sequence
 
 def reports_per_level(driver: Driver, database: str) -> dict[int, int]:
     return {int(r["level"]): int(r["reports"]) for r in read_all(driver, database, LEVELS)}
+
+
+def reports_matching(
+    driver: Driver, database: str, level: int, filters: dict[str, Any]
+) -> Sequence[dict[str, Any]]:
+    """The reports of `level` whose community holds at least one record that passes the search
+    filters (parameters of `graph.search.FILTER_PREDICATE`)."""
+    return read_all(driver, database, REPORTS_MATCHING, level=level, **filters)

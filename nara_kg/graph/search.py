@@ -18,6 +18,7 @@ from nara_kg.schema import (
     VECTOR_INDEX,
     Label,
     Prop,
+    Rel,
 )
 
 VECTOR_CANDIDATES = f"""
@@ -33,21 +34,105 @@ RETURN node.{Prop.CHUNK_ID} AS chunkId, node.{Prop.NA_ID} AS naId, score
 _TEXT = Label.RECORD_WITH_TEXT
 _AUTHORITY_TYPES = "|".join(rel.value for rel in AUTHORITY_RELATIONSHIPS)
 
-#: Seed 000's retrieval query over a given list of hit chunks.
-EXPAND_HITS = f"""
-UNWIND $chunkIds AS hitId
-MATCH (node:{Label.CHUNK} {{{Prop.CHUNK_ID}: hitId}})
-CALL (node) {{
-    MATCH window = (:{_TEXT})-[:Next*0..1]->(node)-[:Next*0..1]->(:{_TEXT})
-    WITH window
-    ORDER BY length(window) DESC
-    LIMIT 1
-    RETURN [n IN nodes(window) | n.{Prop.TEXT}] AS textList
-}}
+#: A record's dates as (start, end) strings (ISO `logicalDate`s compare as text): inclusive
+#: dates, else coverage dates, else the span of its production dates; an open end is its start.
+_PRODUCTION_FIRST = (
+    "reduce(m = null, d IN coalesce({n}.logicalDate_productionDates, []) | "
+    "CASE WHEN m IS NULL OR d < m THEN d ELSE m END)"
+)
+_PRODUCTION_LAST = (
+    "reduce(m = null, d IN coalesce({n}.logicalDate_productionDates, []) | "
+    "CASE WHEN m IS NULL OR d > m THEN d ELSE m END)"
+)
+
+
+def _date_start(n: str) -> str:
+    return (
+        f"coalesce({n}.logicalDate_inclusiveStartDate, {n}.logicalDate_coverageStartDate, "
+        f"{_PRODUCTION_FIRST.format(n=n)}, {n}.logicalDate_inclusiveEndDate, "
+        f"{n}.logicalDate_coverageEndDate)"
+    )
+
+
+def _date_end(n: str) -> str:
+    return (
+        f"coalesce({n}.logicalDate_inclusiveEndDate, {n}.logicalDate_coverageEndDate, "
+        f"{_PRODUCTION_LAST.format(n=n)}, {n}.logicalDate_inclusiveStartDate, "
+        f"{n}.logicalDate_coverageStartDate)"
+    )
+
+
+#: The filters of :class:`nara_kg.search.SearchFilters` on a record's first chunk `first`. One
+#: static text: an unset filter is a null parameter, so nothing from a request is ever
+#: interpolated. `$types` holds levels of description and authority types (either matches).
+FILTER_PREDICATE = f"""(
+    ($types IS NULL OR first.{Prop.LEVEL_OF_DESCRIPTION} IN $types
+        OR first.{Prop.AUTHORITY_TYPE} IN $types)
+    AND ($recordType IS NULL OR first.{Prop.RECORD_TYPE} = $recordType)
+    AND ($materials IS NULL
+        OR any(m IN coalesce(first.generalRecordsTypes, []) WHERE m IN $materials))
+    AND ($withinIds IS NULL OR first.{Prop.NA_ID} IN $withinIds)
+    AND ($dateFrom IS NULL OR {_date_end("first")} >= $dateFrom)
+    AND ($dateTo IS NULL OR {_date_start("first")} <= $dateTo)
+)"""
+
+#: Filtered candidates are records (each by its best chunk), so that `$k` of them are k
+#: distinct records however many chunks one record has.
+_BEST_CHUNK_PER_RECORD = f"""
+WITH node.{Prop.NA_ID} AS naId, node.{Prop.CHUNK_ID} AS chunkId, score
+ORDER BY score DESC
+WITH naId, head(collect(chunkId)) AS chunkId, max(score) AS score
+RETURN chunkId, naId, score
+ORDER BY score DESC
+LIMIT $k
+"""
+
+#: Index candidates that pass the filters: the index is asked for `$size` nodes, the filters
+#: run inside the query, and at most `$k` survivors come back (the caller widens `$size`).
+VECTOR_CANDIDATES_FILTERED = f"""
+CALL db.index.vector.queryNodes('{VECTOR_INDEX}', $size, $vector) YIELD node, score
 MATCH (first:{Label.CHUNK} {{{Prop.NA_ID}: node.{Prop.NA_ID}, {Prop.CHUNK_SEQ_ID}: 0}})
+WHERE {FILTER_PREDICATE}
+{_BEST_CHUNK_PER_RECORD}"""
+
+FULLTEXT_CANDIDATES_FILTERED = f"""
+CALL db.index.fulltext.queryNodes('{FULLTEXT_INDEX}', $query, {{limit: $size}})
+YIELD node, score
+MATCH (first:{Label.CHUNK} {{{Prop.NA_ID}: node.{Prop.NA_ID}, {Prop.CHUNK_SEQ_ID}: 0}})
+WHERE {FILTER_PREDICATE}
+{_BEST_CHUNK_PER_RECORD}"""
+
+#: Exact (brute-force cosine) scoring of every embedded chunk of the records that pass the
+#: filters, for filters too selective for the approximate index to find k records.
+_EXACT_SCORE = f"""
+MATCH (node:{_TEXT} {{{Prop.NA_ID}: first.{Prop.NA_ID}}})
+WHERE node.{Prop.EMBEDDING} IS NOT NULL
+WITH node, vector.similarity.cosine(node.{Prop.EMBEDDING}, $vector) AS score
+{_BEST_CHUNK_PER_RECORD}"""
+VECTOR_EXACT_WITHIN = f"""
+UNWIND $withinIds AS id
+MATCH (first:{Label.CHUNK} {{{Prop.NA_ID}: id, {Prop.CHUNK_SEQ_ID}: 0}})
+WHERE {FILTER_PREDICATE}
+{_EXACT_SCORE}"""
+VECTOR_EXACT_SCAN = f"""
+MATCH (first:{Label.CHUNK})
+WHERE first.{Prop.CHUNK_SEQ_ID} = 0 AND {FILTER_PREDICATE}
+{_EXACT_SCORE}"""
+
+INDEXED_CHUNKS = f"MATCH (n:{_TEXT}) RETURN count(n) AS n"
+
+#: The record to search within and every record under it (`Includes`, any depth).
+DESCENDANTS = f"""
+MATCH (root:{Label.CHUNK} {{{Prop.NA_ID}: $naId, {Prop.CHUNK_SEQ_ID}: 0}})
+OPTIONAL MATCH (root)-[:{Rel.INCLUDES}*1..12]->(d:{Label.CHUNK})
+RETURN root.{Prop.LEVEL_OF_DESCRIPTION} AS level, root.{Prop.NODE_TYPE} AS nodeType,
+       collect(DISTINCT d.{Prop.NA_ID}) AS ids
+"""
+
+_HIERARCHY = f"""
 CALL (first) {{
-    OPTIONAL MATCH path = (root:{Label.CHUNK})-[:Includes*0..12]->(first)
-    WHERE NOT (root)<-[:Includes]-()
+    OPTIONAL MATCH path = (root:{Label.CHUNK})-[:{Rel.INCLUDES}*0..12]->(first)
+    WHERE NOT (root)<-[:{Rel.INCLUDES}]-()
     RETURN [n IN nodes(path) | n {{
         .{Prop.NA_ID}, .{Prop.RECORD_TYPE}, .{Prop.LEVEL_OF_DESCRIPTION}, .{Prop.TITLE},
         .logicalDate_inclusiveStartDate, .logicalDate_inclusiveEndDate,
@@ -62,12 +147,63 @@ CALL (first) {{
         relationship: type(r), .{Prop.NA_ID}, .{Prop.AUTHORITY_TYPE}, .{Prop.HEADING},
         .{Prop.SOURCE}
     }}) AS authorities
-}}
-RETURN hitId AS chunkId, node.{Prop.NA_ID} AS naId, textList,
+}}"""
+
+_RECORD_FIELDS = f"""
        coalesce(first.{Prop.TITLE}, first.{Prop.HEADING}) AS title,
        first.{Prop.NODE_TYPE} AS nodeType, first.{Prop.RECORD_TYPE} AS recordType,
        first.{Prop.SOURCE} AS source, coalesce(first.{Prop.IS_STUB}, false) AS isStub,
-       hierarchy, authorities
+       {_date_start("first")} AS dateStart, {_date_end("first")} AS dateEnd,
+       first.generalRecordsTypes AS materials,
+       hierarchy, authorities"""
+
+#: Seed 000's retrieval query over a given list of hit chunks.
+EXPAND_HITS = f"""
+UNWIND $chunkIds AS hitId
+MATCH (node:{Label.CHUNK} {{{Prop.CHUNK_ID}: hitId}})
+CALL (node) {{
+    MATCH window = (:{_TEXT})-[:Next*0..1]->(node)-[:Next*0..1]->(:{_TEXT})
+    WITH window
+    ORDER BY length(window) DESC
+    LIMIT 1
+    RETURN [n IN nodes(window) | n.{Prop.TEXT}] AS textList
+}}
+MATCH (first:{Label.CHUNK} {{{Prop.NA_ID}: node.{Prop.NA_ID}, {Prop.CHUNK_SEQ_ID}: 0}})
+{_HIERARCHY}
+RETURN hitId AS chunkId, node.{Prop.NA_ID} AS naId, textList,{_RECORD_FIELDS}
+"""
+
+#: One record by naId: what a hit carries, plus its properties, its full text in chunk order,
+#: its children (`Includes`) and, for an authority, the records it is related to.
+RECORD = f"""
+MATCH (first:{Label.CHUNK} {{{Prop.NA_ID}: $naId, {Prop.CHUNK_SEQ_ID}: 0}})
+{_HIERARCHY}
+CALL (first) {{
+    MATCH (c:{Label.CHUNK} {{{Prop.NA_ID}: first.{Prop.NA_ID}}})
+    WITH c ORDER BY c.{Prop.CHUNK_SEQ_ID}
+    RETURN collect(c.{Prop.TEXT}) AS textList
+}}
+CALL (first) {{
+    OPTIONAL MATCH (first)-[:{Rel.INCLUDES}]->(child:{Label.CHUNK})
+    WITH child ORDER BY child.{Prop.TITLE}, child.{Prop.NA_ID}
+    LIMIT $limit
+    RETURN collect(child {{
+        .{Prop.NA_ID}, .{Prop.TITLE}, .{Prop.NODE_TYPE}, .{Prop.SOURCE},
+        dateStart: {_date_start("child")}, dateEnd: {_date_end("child")}
+    }}) AS children
+}}
+CALL (first) {{
+    OPTIONAL MATCH (first)-[r:{_AUTHORITY_TYPES}]->(described:{Label.CHUNK})
+    WITH r, described ORDER BY described.{Prop.TITLE}, described.{Prop.NA_ID}
+    LIMIT $limit
+    RETURN collect(described {{
+        relationship: type(r), .{Prop.NA_ID}, .{Prop.TITLE}, .{Prop.NODE_TYPE}, .{Prop.SOURCE}
+    }}) AS describedRecords
+}}
+RETURN first.{Prop.NA_ID} AS naId, properties(first) AS properties, textList,
+       COUNT {{ (first)-[:{Rel.INCLUDES}]->() }} AS childCount,
+       COUNT {{ (first)-[:{_AUTHORITY_TYPES}]->() }} AS describedCount,
+       children, describedRecords,{_RECORD_FIELDS}
 """
 
 
@@ -85,3 +221,56 @@ def fulltext_candidates(driver: Driver, database: str, query: str, k: int) -> li
 
 def expand_hits(driver: Driver, database: str, chunk_ids: list[str]) -> list[dict[str, Any]]:
     return list(read_all(driver, database, EXPAND_HITS, chunkIds=chunk_ids))
+
+
+def vector_candidates_filtered(
+    driver: Driver,
+    database: str,
+    vector: list[float],
+    *,
+    size: int,
+    k: int,
+    filters: dict[str, Any],
+) -> list[dict[str, Any]]:
+    return list(
+        read_all(
+            driver, database, VECTOR_CANDIDATES_FILTERED, vector=vector, size=size, k=k, **filters
+        )
+    )
+
+
+def fulltext_candidates_filtered(
+    driver: Driver, database: str, query: str, *, size: int, k: int, filters: dict[str, Any]
+) -> list[dict[str, Any]]:
+    if not query.strip():
+        return []
+    return list(
+        read_all(
+            driver, database, FULLTEXT_CANDIDATES_FILTERED, query=query, size=size, k=k, **filters
+        )
+    )
+
+
+def vector_exact_filtered(
+    driver: Driver, database: str, vector: list[float], *, k: int, filters: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """Exact cosine over the records that pass the filters: from the `within` records when
+    there are any (index lookups), else a scan of every record's first chunk."""
+    statement = VECTOR_EXACT_WITHIN if filters.get("withinIds") is not None else VECTOR_EXACT_SCAN
+    return list(read_all(driver, database, statement, vector=vector, k=k, **filters))
+
+
+def indexed_chunks(driver: Driver, database: str) -> int:
+    rows = read_all(driver, database, INDEXED_CHUNKS)
+    return int(rows[0]["n"]) if rows else 0
+
+
+def descendants(driver: Driver, database: str, na_id: int) -> dict[str, Any] | None:
+    """The record's level and the naIds under it, or None when there is no such record."""
+    rows = read_all(driver, database, DESCENDANTS, naId=na_id)
+    return rows[0] if rows else None
+
+
+def record(driver: Driver, database: str, na_id: int, limit: int) -> dict[str, Any] | None:
+    rows = read_all(driver, database, RECORD, naId=na_id, limit=limit)
+    return rows[0] if rows else None
