@@ -35,11 +35,12 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nara_kg.evaluation import percentile
 from nara_kg.settings import PROJECT_ROOT, Neo4jSettings
 
 Log = Callable[[str], None]
@@ -127,18 +128,6 @@ class SuiteOptions:
 
 
 # =========================================================================== helpers
-def percentile(values: Sequence[float], q: float) -> float:
-    """Linear-interpolated percentile (q in 0..100), as numpy's default."""
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    position = (len(ordered) - 1) * q / 100.0
-    low, high = math.floor(position), math.ceil(position)
-    if low == high:
-        return float(ordered[low])
-    return float(ordered[low] + (ordered[high] - ordered[low]) * (position - low))
-
-
 def peak_rss_mb() -> float:
     """Peak resident set size of this process so far (Linux reports KiB, macOS bytes)."""
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -1114,7 +1103,9 @@ def run_suite(opts: SuiteOptions, settings: Neo4jSettings, log: Log = _quiet) ->
             {
                 "build_seconds": build_seconds,
                 "records_per_second": _r(dataset["records"] / build_seconds, 2),
-                "chunks": chunks_meta.get("chunks"),
+                # The graph's chunks (one copy per naId), not every chunk row of every file.
+                "chunks": full["asset_metadata"].get("graph_nodes", {}).get("chunks_desired"),
+                "chunk_rows": chunks_meta.get("chunks"),
                 "embedded_chunks": embedding["texts"],
                 "per_asset_seconds": full["per_asset_seconds"],
                 "outside_steps_seconds": full["outside_steps_seconds"],

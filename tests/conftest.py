@@ -1,7 +1,9 @@
 """Shared fixtures. Graph tests run against the server described by the environment: the
 project-managed local Neo4j (`nara-kg neo4j start`) unless NEO4J_URI points elsewhere. When it does
 not answer those tests FAIL, so that CI never goes green without having run them; set
-NARA_KG_ALLOW_SKIP_NEO4J=1 to skip them instead (e.g. on a laptop without Java).
+NARA_KG_ALLOW_SKIP_NEO4J=1 to skip them instead (e.g. on a laptop without Java). The tests empty
+the database between builds: they refuse to do so on any server but the project's own unless
+NARA_KG_TESTS_MAY_WIPE=1 lends them the one NEO4J_URI names.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +15,25 @@ from graph_assets.common import plain_metadata
 from nara_kg.settings import Neo4jSettings
 from resources import build_resources
 
+#: Set to 1 to let the tests wipe the database that NEO4J_URI names (a test server of yours).
+ALLOW_WIPE_ENV = "NARA_KG_TESTS_MAY_WIPE"
+
+
+def may_wipe(settings: Neo4jSettings, env: Mapping[str, str] | None = None) -> bool:
+    """Only the project's own local server, or a server the user lends to the tests."""
+    source = os.environ if env is None else env
+    return settings.managed or source.get(ALLOW_WIPE_ENV) == "1"
+
 
 def wipe(driver: Any) -> None:
+    """Delete every node. Refuses any database but the project's own local server (or one
+    lent with NARA_KG_TESTS_MAY_WIPE=1), so a test run can never empty someone's graph."""
+    settings = Neo4jSettings.from_env()
+    if not may_wipe(settings):
+        raise RuntimeError(
+            f"the tests would delete every node of {settings.uri} ({settings.database}); they "
+            f"only wipe the project's local server. Set {ALLOW_WIPE_ENV}=1 to lend them this one."
+        )
     # CALL ... IN TRANSACTIONS needs an auto-commit transaction, hence session.run.
     with driver.session() as session:
         session.run("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS").consume()

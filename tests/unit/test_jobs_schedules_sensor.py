@@ -145,3 +145,13 @@ def test_split_ranges_is_contiguous_and_even() -> None:
     keys = [f"k{i:02d}" for i in range(7)]
     assert split_ranges(keys, 3) == [("k00", "k02"), ("k03", "k04"), ("k05", "k06")]
     assert split_ranges(keys[:1], 4) == [("k00", "k00")]
+
+
+def test_the_test_helper_never_wipes_a_database_it_was_not_lent() -> None:
+    from nara_kg.settings import Neo4jSettings
+    from tests.graph_helpers import may_wipe
+
+    assert may_wipe(Neo4jSettings.from_env({}), {})
+    remote = Neo4jSettings.from_env({"NEO4J_URI": "neo4j+s://production.example:7687"})
+    assert not may_wipe(remote, {})
+    assert may_wipe(remote, {"NARA_KG_TESTS_MAY_WIPE": "1"})
