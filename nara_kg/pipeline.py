@@ -127,20 +127,20 @@ def scan_inputs(data_dir: Path, layout: WorkLayout, *, force: bool = False) -> l
 
 # --------------------------------------------------------------------------- parse
 @dataclass
-class FileParseResult:
-    rel_path: str
-    parsed: bool
-    lines: int = 0
-    records: int = 0
-    stubs: int = 0
-    rejected: int = 0
-    by_type: dict[str, int] = field(default_factory=dict)
-    reject_reasons: dict[str, int] = field(default_factory=dict)
+class FileParseResult(ParseStats):
+    """One file's parse statistics, kept beside its parts, and whether it was parsed now
+    (False: its content and the body limit were unchanged, so the parts were reused)."""
+
+    rel_path: str = ""
+    parsed: bool = False
     sha256: str = ""
     seconds: float = 0.0
-    #: Records whose body text was cut to the limit: [naId, line, original length].
-    cut: list[list[int]] = field(default_factory=list)
     max_body_chars: int = DEFAULT_MAX_BODY_CHARS
+
+    @classmethod
+    def from_json(cls, known: dict[str, Any]) -> FileParseResult:
+        cut = [(int(a), int(b), int(c)) for a, b, c in known.get("cut", [])]
+        return cls(**{**known, "cut": cut, "parsed": False})
 
 
 def parse_file(
@@ -165,7 +165,7 @@ def parse_file(
         and records_path.exists()
         and rejects_path.exists()
     ):
-        return FileParseResult(**{**known, "parsed": False})
+        return FileParseResult.from_json(known)
     started = time.perf_counter()
     try:
         stats: ParseStats = write_parsed_file(
@@ -178,17 +178,11 @@ def parse_file(
     except PermissionError as error:  # unreadable since it was listed: a file-level reject
         raise FileNotFoundError(f"{file.rel_path} cannot be read: {error}") from error
     result = FileParseResult(
+        **asdict(stats),
         rel_path=file.rel_path,
         parsed=True,
-        lines=stats.lines,
-        records=stats.records,
-        stubs=stats.stubs,
-        rejected=stats.rejected,
-        by_type=dict(stats.by_type),
-        reject_reasons=dict(stats.reject_reasons),
         sha256=file.sha256,
         seconds=round(time.perf_counter() - started, 3),
-        cut=[list(entry) for entry in stats.cut],
         max_body_chars=max_body_chars,
     )
     for na_id, line, length in stats.cut:
