@@ -36,8 +36,9 @@ PARSED_RECORDS = dg.AssetKey("parsed_records")
 CHUNKS = dg.AssetKey("chunks")
 CHUNK_EMBEDDINGS = dg.AssetKey("chunk_embeddings")
 
-#: A backfill launches one run per few files: retries stay small and runs stay parallel.
-FILE_BACKFILL = dg.BackfillPolicy.multi_run(max_partitions_per_run=4)
+#: A backfill launches one run per 8 files: each run loads the model once, runs stay
+#: parallel, and a file that fails leaves the others of its run materialized.
+FILE_BACKFILL = dg.BackfillPolicy.multi_run(max_partitions_per_run=8)
 #: On a cluster the file stages ask for a GPU (dagster-k8s reads this tag; elsewhere inert).
 K8S_GPU_TAGS = {
     "dagster-k8s/config": {
