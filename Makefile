@@ -21,7 +21,14 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-venv: $(STAMP)  ## Create .venv with the package and its dev tools
+WEB_STAMP := nara_kg/api/static/.built
+
+$(WEB_STAMP): web/build.sh web/package.json web/package-lock.json $(wildcard web/src/*)
+	web/build.sh
+
+web: $(WEB_STAMP)  ## Build the chat page (npm packages + web/src into nara_kg/api/static)
+
+venv: $(STAMP) $(WEB_STAMP)  ## Create .venv with the package and its dev tools, build the chat page
 
 neo4j-start: $(STAMP)  ## Assemble (first time) and start the local Neo4j 5.26 + GDS 2.13
 	$(NARA_KG) neo4j start
@@ -36,13 +43,17 @@ demo: demo-data neo4j-start  ## Build the whole knowledge graph on the demo data
 	NARA_DATA_DIR=$(CURDIR)/$(DEMO_DATA) $(NARA_KG) build
 	@echo
 	@echo "The knowledge graph is built. Where to look:"
-	@echo "  Dagster UI:   make ui   -> http://127.0.0.1:3000 (assets, lineage, metadata, checks)"
+	@echo "  Dagster UI:   make ui   -> http://127.0.0.1:3000 (assets, partitions, lineage, metadata, checks)"
+	@echo "  Chat page:    make serve -> http://127.0.0.1:8000 (questions, records, the provenance graph; API at /docs)"
 	@echo "  Neo4j:"
 	@$(NARA_KG) neo4j status | sed 's/^/                /'
 	@echo "  Sample query: $(NARA_KG) search \"cartography in Raven Landing\""
 	@echo "                $(NARA_KG) ask \"Who created the correspondence concerning flood control in Raven Landing?\""
 	@echo "                $(NARA_KG) ask \"What are the main themes of the flood control records?\" --json"
 	@echo "  Evaluation:   $(NARA_KG) eval --questions $(DEMO_DATA)/questions.jsonl"
+
+serve: venv neo4j-start  ## The question-answering API and chat page on http://127.0.0.1:8000
+	$(NARA_KG) serve
 
 ui: $(STAMP)  ## Open the Dagster UI on the built graph
 	NARA_DATA_DIR=$${NARA_DATA_DIR:-$(CURDIR)/$(DEMO_DATA)} $(NARA_KG) ui
@@ -76,4 +87,4 @@ ci: lint validate test  ## What .ci/run runs
 clean:  ## Remove build outputs and working data (keeps .venv and the Neo4j home)
 	rm -rf var .pytest_cache .mypy_cache .ruff_cache
 
-.PHONY: help venv neo4j-start neo4j-stop demo-data demo ui bench lint validate test ci clean
+.PHONY: help venv web serve neo4j-start neo4j-stop demo-data demo ui bench lint validate test ci clean

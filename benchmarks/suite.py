@@ -72,6 +72,8 @@ REQUIRED_KEYS: tuple[str, ...] = (
     "parallel_1_seconds",
     "parallel_2_seconds",
     "build_not_model_share",
+    "api_search_p95_ms",
+    "api_ask_p95_ms",
 )
 
 SEED_LABEL = "SeedBenchChunk"
@@ -1199,6 +1201,15 @@ def run_suite(opts: SuiteOptions, settings: Neo4jSettings, log: Log = _quiet) ->
         results["global_search_p50_ms"] = global_["p50_ms"]
         results["global_search_p95_ms"] = global_["p95_ms"]
 
+        with _phase(phases, "API latency (search and ask over HTTP)", log):
+            from benchmarks.api import measure_api, running_api
+
+            with running_api() as base_url:
+                api = measure_api(base_url, queries)
+        results["api"] = api
+        for key in ("search_p50_ms", "search_p95_ms", "ask_p50_ms", "ask_p95_ms"):
+            results[f"api_{key}"] = api[key]
+
         if opts.parallel:
             from benchmarks.parallel import measure_parallel_builds
 
@@ -1335,6 +1346,12 @@ def markdown_report(results: dict[str, Any]) -> str:
         "2",
         "build / time in the model during the build (same process, same time)",
         _fmt(r.get("build_over_model_ratio")),
+    )
+    line(
+        "4",
+        "API latency p50 / p95 (ms): POST /api/search, POST /api/ask",
+        f"{_fmt(r.get('api_search_p50_ms'), 1)} / {_fmt(r.get('api_search_p95_ms'), 1)}, "
+        f"{_fmt(r.get('api_ask_p50_ms'), 1)} / {_fmt(r.get('api_ask_p95_ms'), 1)}",
     )
     parallel = r.get("parallel") or {}
     builds = parallel.get("builds") or {}

@@ -759,8 +759,8 @@ def global_search(
         used, _ = _reduce_selection(overview, reduce_token_budget, count_tokens)
         level = reports[0].level
         heading = (
-            f"The main themes of the collection, from its {_plural_reports(len(used))} "
-            f"ranked highest by size and rating at community level {level}:"
+            f"The main themes of the collection, from the {_plural_reports(len(used))} "
+            f"ranked highest by community size and rating (community level {level}):"
         )
         text = "\n".join([heading, *(f"- {point.description}" for point in used)])
         return GlobalAnswer(text, tuple(used), _communities(used), False, method)

@@ -6,7 +6,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, cast
@@ -237,22 +237,92 @@ def _resources() -> Iterator[Any]:
         yield resources
 
 
+def _filter_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The search filters (nara_kg.search.SearchFilters) as options of `search` and `ask`."""
+    options = [
+        click.option(
+            "--description-level",
+            "levels",
+            multiple=True,
+            type=click.Choice(["item", "fileUnit", "series", "recordGroup", "collection"]),
+            help="Only records of this level of description (repeatable).",
+        ),
+        click.option(
+            "--record-type",
+            type=click.Choice(["description", "authority"]),
+            default=None,
+            help="Only description or only authority records.",
+        ),
+        click.option(
+            "--authority-type",
+            "authority_types",
+            multiple=True,
+            type=click.Choice(
+                [
+                    "person",
+                    "organization",
+                    "geographicPlaceName",
+                    "specificRecordsType",
+                    "topicalSubject",
+                ]
+            ),
+            help="Only authority records of this type (repeatable; with --description-level, "
+            "either matches).",
+        ),
+        click.option(
+            "--materials",
+            multiple=True,
+            help='Type of archival materials, e.g. "Textual Records" (repeatable).',
+        ),
+        click.option("--date-from", default=None, help="YYYY[-MM[-DD]]: dates reaching it."),
+        click.option("--date-to", default=None, help="YYYY[-MM[-DD]]: dates up to it."),
+        click.option(
+            "--within",
+            type=int,
+            default=None,
+            help="naId of a record group, series, file unit or collection: only records under it.",
+        ),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def _filters(options: dict[str, Any]) -> Any:
+    from nara_kg.search import SearchFilters
+
+    return SearchFilters(
+        levels=tuple(options["levels"]),
+        record_type=options["record_type"],
+        authority_types=tuple(options["authority_types"]),
+        materials=tuple(options["materials"]),
+        date_from=options["date_from"],
+        date_to=options["date_to"],
+        within=options["within"],
+    )
+
+
 @main.command()
 @click.argument("query")
 @click.option("--k", default=5, show_default=True, help="Number of records to return.")
 @click.option("--json", "as_json", is_flag=True)
-def search(query: str, k: int, as_json: bool) -> None:
+@_filter_options
+def search(query: str, k: int, as_json: bool, **filter_options: Any) -> None:
     """Hybrid local search (vector + full-text, fused) with hierarchy and authorities."""
     from nara_kg.search import local_search
 
+    filters = _filters(filter_options)
     with _resources() as r:
         embedder = r.embedding_model.get_embedder()
-        result = local_search(r.neo4j.get_driver(), r.neo4j.database, embedder.encode, query, k=k)
+        result = local_search(
+            r.neo4j.get_driver(), r.neo4j.database, embedder.encode, query, k=k, filters=filters
+        )
     if as_json:
         click.echo(
             json.dumps(
                 {
                     "query": query,
+                    "filters": filters.describe(),
                     "latency_ms": round(result.latency_ms, 2),
                     "hits": [h.to_dict() for h in result.hits],
                 },
@@ -320,13 +390,21 @@ def evaluate(questions: Path, as_json: bool) -> None:
     help="Fail when the configured LLM does not answer (default: answer extractively).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the answer with its provenance.")
+@_filter_options
 def ask_command(
-    question: str, mode: str, k: int, level: int | None, strict_llm: bool, as_json: bool
+    question: str,
+    mode: str,
+    k: int,
+    level: int | None,
+    strict_llm: bool,
+    as_json: bool,
+    **filter_options: Any,
 ) -> None:
     """Answer a question (or list records) from the graph, with the provenance subgraph."""
     from nara_kg.ask import Mode, ask_with_fallback
     from nara_kg.llm import GenerationCache
 
+    filters = _filters(filter_options)
     with _resources() as r:
         cache_path = r.paths.llm_cache_path
         cache_path.parent.mkdir(parents=True, exist_ok=True)
@@ -342,6 +420,7 @@ def ask_command(
                 mode=cast(Mode, mode),
                 k=k,
                 level=level,
+                filters=filters,
             )
     if as_json:
         click.echo(json.dumps(response, indent=2, ensure_ascii=False, default=str))
@@ -363,6 +442,24 @@ def ask_command(
         f"(provenance: {len(provenance['nodes'])} nodes, "
         f"{len(provenance['relationships'])} relationships; --json for all)"
     )
+
+
+@main.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(1, 65535))
+@click.option(
+    "--rate-limit",
+    default=120,
+    show_default=True,
+    type=click.IntRange(0, None),
+    help="API requests a minute per client (0: no limit).",
+)
+def serve(host: str, port: int, rate_limit: int) -> None:
+    """The question-answering API and the chat page (http://HOST:PORT/, schema at /docs)."""
+    from nara_kg.api.server import serve as run_server
+
+    _ensure_server()
+    run_server(host, port, rate_per_minute=rate_limit, log=lambda m: click.echo(m, err=True))
 
 
 @main.command()

@@ -8,6 +8,12 @@ We use k = 10 rather than the paper's 60: with k = 60 a record that only one lis
 loses to records both lists rank in the middle, and exact identifiers (volume numbers, dates)
 are precisely what the dense model misses and BM25 gets right. On the real records' titles this
 moved the right "Volume N" file unit from rank 6 to the top 2 (see tests/e2e).
+
+Filters (:class:`SearchFilters`: level of description, record type, authority type, type of
+materials, dates, "within" a record group, series, file unit or collection) run inside both
+candidate queries, which are widened until enough records pass; a filter too selective for the
+approximate vector index is answered by exact scores over the records that pass it. A filtered
+search therefore returns k records whenever k records match.
 """
 
 from __future__ import annotations
@@ -97,9 +103,11 @@ class SearchHit:
     fulltext_rank: int | None = None
     #: `description` or `authority`.
     record_type: str | None = None
-    #: ISO dates: inclusive, else coverage, else production dates (see graph/search.py).
+    #: ISO dates: inclusive, else coverage, else production dates; a record with none has
+    #: those of its nearest dated ancestor (`dates_inherited`). See graph/search.py.
     date_start: str | None = None
     date_end: str | None = None
+    dates_inherited: bool = False
     #: `generalRecordsTypes` ("Textual Records", "Photographs and other Graphic Materials", ...).
     materials: list[str] = field(default_factory=list)
 
@@ -149,7 +157,8 @@ class SearchFilters:
     authority_types: tuple[str, ...] = ()
     #: Types of archival materials (`generalRecordsTypes`), e.g. "Textual Records".
     materials: tuple[str, ...] = ()
-    #: Records whose dates (inclusive, else coverage, else production) overlap this range.
+    #: Records whose dates (inclusive, else coverage, else production dates, else those of
+    #: the nearest dated ancestor) overlap this range.
     date_from: str | None = None
     date_to: str | None = None
     #: naId of a record group, series, file unit or collection: only records under it.
@@ -217,8 +226,8 @@ def filter_parameters(driver: Driver, database: str, filters: SearchFilters) -> 
             raise QueryError(f"there is no record with naId {filters.within} to search within")
         if found["level"] not in CONTAINER_LEVELS:
             raise QueryError(
-                f"naId {filters.within} is a {found['nodeType']}: search within a record group, "
-                "series, file unit or collection"
+                f"naId {filters.within} ({found['nodeType']}) holds no records: search within "
+                "a record group, series, file unit or collection"
             )
         within_ids = [int(na_id) for na_id in found["ids"]]
     return filters.parameters(within_ids)
@@ -268,6 +277,11 @@ def _filtered_candidates(
                 )
                 break
             size = min(size * WIDEN_FACTOR, total)
+    if not by_vector:
+        # The vector side saw every embedded record that passes (exactly, or the whole
+        # index) and none does; every record is embedded but a few reference-only stubs, so
+        # walking the full-text index for them is not worth the time.
+        return [], []
     size = n_candidates
     while True:
         by_text = cypher.fulltext_candidates_filtered(
@@ -350,6 +364,7 @@ def local_search(
                 record_type=row["recordType"],
                 date_start=row["dateStart"],
                 date_end=row["dateEnd"],
+                dates_inherited=bool(row["datesInherited"] and row["dateStart"]),
                 materials=list(row["materials"] or []),
             )
         )

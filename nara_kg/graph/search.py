@@ -3,6 +3,9 @@
 The seed widened each vector hit by one `Next` chunk on each side, walked `Includes` up to the
 root of the hierarchy and collected related authorities; it joined texts with `apoc.text.join`,
 which this server does not have, so the join happens in Python.
+
+The search filters are one static predicate over a record's first chunk (`FILTER_PREDICATE`)
+whose unset parts are null parameters, so no request text ever becomes Cypher.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ RETURN node.{Prop.CHUNK_ID} AS chunkId, node.{Prop.NA_ID} AS naId, score
 _TEXT = Label.RECORD_WITH_TEXT
 _AUTHORITY_TYPES = "|".join(rel.value for rel in AUTHORITY_RELATIONSHIPS)
 
-#: A record's dates as (start, end) strings (ISO `logicalDate`s compare as text): inclusive
+#: A record's own dates as (start, end) strings (ISO `logicalDate`s compare as text): inclusive
 #: dates, else coverage dates, else the span of its production dates; an open end is its start.
 _PRODUCTION_FIRST = (
     "reduce(m = null, d IN coalesce({n}.logicalDate_productionDates, []) | "
@@ -46,7 +49,7 @@ _PRODUCTION_LAST = (
 )
 
 
-def _date_start(n: str) -> str:
+def _own_start(n: str) -> str:
     return (
         f"coalesce({n}.logicalDate_inclusiveStartDate, {n}.logicalDate_coverageStartDate, "
         f"{_PRODUCTION_FIRST.format(n=n)}, {n}.logicalDate_inclusiveEndDate, "
@@ -54,12 +57,34 @@ def _date_start(n: str) -> str:
     )
 
 
-def _date_end(n: str) -> str:
+def _own_end(n: str) -> str:
     return (
         f"coalesce({n}.logicalDate_inclusiveEndDate, {n}.logicalDate_coverageEndDate, "
         f"{_PRODUCTION_LAST.format(n=n)}, {n}.logicalDate_inclusiveStartDate, "
         f"{n}.logicalDate_coverageStartDate)"
     )
+
+
+def _nearest_dated_ancestor(n: str, own: str) -> str:
+    """`own` (a date expression over `a`) of the nearest ancestor that has dates: most file
+    units (all 881 of the real sample) carry none of their own, and an archivist filtering by
+    date means those of the series they belong to. `ancestors` lists naIds nearest first."""
+    return (
+        f"head(COLLECT {{ UNWIND range(0, size(coalesce({n}.{Prop.ANCESTORS}, [])) - 1) AS i "
+        f"MATCH (a:{Label.CHUNK} {{{Prop.NA_ID}: {n}.{Prop.ANCESTORS}[i], "
+        f"{Prop.CHUNK_SEQ_ID}: 0}}) "
+        f"WITH a, i WHERE {_own_start('a')} IS NOT NULL "
+        f"RETURN {own} AS d ORDER BY i LIMIT 1 }})"
+    )
+
+
+def _date_start(n: str) -> str:
+    """A record's dates: its own, else those of its nearest dated ancestor."""
+    return f"coalesce({_own_start(n)}, {_nearest_dated_ancestor(n, _own_start('a'))})"
+
+
+def _date_end(n: str) -> str:
+    return f"coalesce({_own_end(n)}, {_nearest_dated_ancestor(n, _own_end('a'))})"
 
 
 #: The filters of :class:`nara_kg.search.SearchFilters` on a record's first chunk `first`. One
@@ -105,7 +130,7 @@ WHERE {FILTER_PREDICATE}
 #: Exact (brute-force cosine) scoring of every embedded chunk of the records that pass the
 #: filters, for filters too selective for the approximate index to find k records.
 _EXACT_SCORE = f"""
-MATCH (node:{_TEXT} {{{Prop.NA_ID}: first.{Prop.NA_ID}}})
+MATCH (node:{Label.CHUNK}:{_TEXT} {{{Prop.NA_ID}: first.{Prop.NA_ID}}})
 WHERE node.{Prop.EMBEDDING} IS NOT NULL
 WITH node, vector.similarity.cosine(node.{Prop.EMBEDDING}, $vector) AS score
 {_BEST_CHUNK_PER_RECORD}"""
@@ -154,6 +179,7 @@ _RECORD_FIELDS = f"""
        first.{Prop.NODE_TYPE} AS nodeType, first.{Prop.RECORD_TYPE} AS recordType,
        first.{Prop.SOURCE} AS source, coalesce(first.{Prop.IS_STUB}, false) AS isStub,
        {_date_start("first")} AS dateStart, {_date_end("first")} AS dateEnd,
+       {_own_start("first")} IS NULL AS datesInherited,
        first.generalRecordsTypes AS materials,
        hierarchy, authorities"""
 

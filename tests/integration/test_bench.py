@@ -68,6 +68,8 @@ def test_every_required_key_is_present_and_sane(results: dict[str, Any]) -> None
         "global_search_p95_ms",
         "parallel_1_seconds",
         "parallel_2_seconds",
+        "api_search_p95_ms",
+        "api_ask_p95_ms",
         "peak_rss_mb",
         "peak_memory_growth_ratio",
     ):

@@ -1,0 +1,150 @@
+"""Request size and rate limits, as plain ASGI middleware (they run before any parsing).
+
+* Size: a body over `max_body_bytes` is refused with 413, from its Content-Length when it
+  declares one, else as soon as the streamed body passes the limit.
+* Rate: a token bucket per client address over the API's paths (`/api/`, health excluded):
+  `per_minute` requests a minute on average, bursts up to `burst`; past it, 429 with
+  Retry-After. In memory, per process: one server process is what `nara-kg serve` runs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+#: A request body this large holds a 200,000-character query several times over.
+DEFAULT_MAX_BODY_BYTES = 1024 * 1024
+DEFAULT_RATE_PER_MINUTE = 120
+DEFAULT_BURST = 60
+#: Clients remembered by the rate limiter (least recently seen forgotten first).
+MAX_CLIENTS = 10_000
+#: Paths never rate-limited: monitors poll health.
+UNLIMITED_PATHS = frozenset({"/api/health"})
+
+
+async def _reply(send: Send, status: int, message: str, headers: dict[str, str]) -> None:
+    body = json.dumps({"error": message}).encode("utf-8")
+    raw = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    raw += [(k.lower().encode(), v.encode()) for k, v in headers.items()]
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": body})
+
+
+class BodySizeLimit:
+    def __init__(self, app: ASGIApp, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> None:
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+
+    def _message(self) -> str:
+        return (
+            f"request body too large: at most {self.max_body_bytes} bytes "
+            f"({self.max_body_bytes // 1024} KiB)"
+        )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        for name, value in scope.get("headers", ()):
+            if name == b"content-length":
+                try:
+                    declared = int(value)
+                except ValueError:
+                    await _reply(send, 400, "invalid Content-Length", {})
+                    return
+                if declared > self.max_body_bytes:
+                    await _reply(send, 413, self._message(), {})
+                    return
+        received = 0
+        started = False
+        replied = False
+
+        async def counted_receive() -> Message:
+            # Past the limit the app is told the client left, and its own reply (an error
+            # about a truncated body) is dropped: the client gets the 413 sent here.
+            nonlocal received, replied
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.max_body_bytes:
+                    if not started and not replied:
+                        replied = True
+                        await _reply(send, 413, self._message(), {})
+                    return {"type": "http.disconnect"}
+            return message
+
+        async def guarded_send(message: Message) -> None:
+            nonlocal started
+            if replied:
+                return
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        await self.app(scope, counted_receive, guarded_send)
+
+
+@dataclass
+class _Bucket:
+    tokens: float
+    updated: float
+
+
+class RateLimit:
+    def __init__(
+        self,
+        app: ASGIApp,
+        per_minute: int = DEFAULT_RATE_PER_MINUTE,
+        burst: int = DEFAULT_BURST,
+    ) -> None:
+        self.app = app
+        self.rate = per_minute / 60.0
+        self.burst = max(1, burst)
+        self.enabled = per_minute > 0
+        self._buckets: OrderedDict[str, _Bucket] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def _take(self, client: str) -> float:
+        """0 when the request may go ahead, else the seconds until it may."""
+        now = time.monotonic()
+        with self._lock:
+            bucket = self._buckets.pop(client, None) or _Bucket(float(self.burst), now)
+            bucket.tokens = min(self.burst, bucket.tokens + (now - bucket.updated) * self.rate)
+            bucket.updated = now
+            self._buckets[client] = bucket
+            while len(self._buckets) > MAX_CLIENTS:
+                self._buckets.popitem(last=False)
+            if bucket.tokens >= 1.0:
+                bucket.tokens -= 1.0
+                return 0.0
+            return (1.0 - bucket.tokens) / self.rate
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "")
+        if (
+            scope["type"] != "http"
+            or not self.enabled
+            or not path.startswith("/api/")
+            or path in UNLIMITED_PATHS
+        ):
+            await self.app(scope, receive, send)
+            return
+        client = (scope.get("client") or ("unknown", 0))[0]
+        wait = self._take(str(client))
+        if wait > 0:
+            retry = max(1, math.ceil(wait))
+            await _reply(
+                send,
+                429,
+                f"too many requests: at most {round(self.rate * 60)} a minute per client "
+                f"(bursts of {self.burst}); retry in {retry} s",
+                {"Retry-After": str(retry)},
+            )
+            return
+        await self.app(scope, receive, send)

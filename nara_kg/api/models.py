@@ -1,0 +1,298 @@
+"""Request and response models of the HTTP API: its OpenAPI schema and its input validation.
+
+Record text is catalog data, untrusted: the API returns it as JSON strings, and the chat page
+puts it into the page as text, never as markup. Catalog links are built from naIds only.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from nara_kg.schema import source_url
+from nara_kg.search import SearchFilters
+
+#: Longest query or question accepted (characters). A pasted 100 KB text is answered: the
+#: embedding model reads its first 256 tokens and the full-text query its 64 most informative
+#: words; beyond this a request is refused with 422 before any work is done.
+MAX_QUERY_CHARS = 200_000
+MAX_K = 50
+
+Level = Literal["item", "fileUnit", "series", "recordGroup", "collection"]
+AuthorityTypeName = Literal[
+    "person", "organization", "geographicPlaceName", "specificRecordsType", "topicalSubject"
+]
+RecordKindName = Literal["description", "authority"]
+_DATE_PATTERN = r"^\d{4}(-\d{2}(-\d{2})?)?$"
+
+
+class _Strict(BaseModel):
+    """Unknown fields are refused, so a misspelt filter never silently does nothing."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Filters(_Strict):
+    """Restrict the records searched. Values within a list are alternatives; the fields combine
+    with AND, except `levels` and `authority_types`, which together list the record types
+    wanted. In global mode the communities read are those holding a record that passes."""
+
+    levels: list[Level] = Field(
+        default_factory=list, max_length=5, description="Levels of description."
+    )
+    record_type: RecordKindName | None = Field(
+        default=None, description="`description` or `authority` records only."
+    )
+    authority_types: list[AuthorityTypeName] = Field(default_factory=list, max_length=5)
+    materials: list[str] = Field(
+        default_factory=list,
+        max_length=20,
+        description='Types of archival materials (generalRecordsTypes), e.g. "Textual Records".',
+    )
+    date_from: str | None = Field(
+        default=None,
+        pattern=_DATE_PATTERN,
+        description="YYYY, YYYY-MM or YYYY-MM-DD: records whose inclusive (else coverage, else "
+        "production) dates reach this date or later; a record without dates has those of its "
+        "nearest dated ancestor.",
+    )
+    date_to: str | None = Field(default=None, pattern=_DATE_PATTERN)
+    within: int | None = Field(
+        default=None,
+        gt=0,
+        description="naId of a record group, series, file unit or collection: only the records "
+        "under it (Includes, any depth).",
+    )
+
+    def to_search(self) -> SearchFilters:
+        return SearchFilters(
+            levels=tuple(self.levels),
+            record_type=self.record_type,
+            authority_types=tuple(self.authority_types),
+            materials=tuple(m for m in self.materials if m.strip()),
+            date_from=self.date_from,
+            date_to=self.date_to,
+            within=self.within,
+        )
+
+
+class SearchRequest(_Strict):
+    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    k: int = Field(default=5, ge=1, le=MAX_K, description="Records to return.")
+    filters: Filters = Field(default_factory=Filters)
+
+
+class AskRequest(_Strict):
+    question: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    mode: Literal["local", "global", "auto"] = Field(
+        default="auto",
+        description="local: records found by hybrid search; global: community reports; "
+        "auto: global for questions about themes across the collection, else local.",
+    )
+    k: int = Field(default=5, ge=1, le=MAX_K, description="Records retrieved for local answers.")
+    level: int | None = Field(
+        default=None,
+        ge=0,
+        le=64,
+        description="Community level for global search (default: chosen from the question).",
+    )
+    filters: Filters = Field(default_factory=Filters)
+    strict_llm: bool = Field(
+        default=False,
+        description="Fail (503) when the configured LLM does not answer, instead of answering "
+        "extractively.",
+    )
+
+
+class HierarchyEntry(BaseModel):
+    naId: int
+    title: str | None = None
+    recordType: str | None = None
+    levelOfDescription: str | None = None
+    logicalDate_inclusiveStartDate: str | None = None
+    logicalDate_inclusiveEndDate: str | None = None
+    logicalDate_coverageStartDate: str | None = None
+    logicalDate_coverageEndDate: str | None = None
+    catalog_url: str
+
+
+class AuthorityLink(BaseModel):
+    relationship: str
+    naId: int
+    heading: str | None = None
+    authorityType: str | None = None
+    catalog_url: str
+
+
+class RecordHit(BaseModel):
+    """A record found by search, as seed 000 shows it: type, dates, the hierarchy above it
+    (root first, the record itself last) and its related authority records."""
+
+    naId: int
+    title: str | None
+    type: str
+    record_type: str | None = None
+    date_start: str | None = None
+    date_end: str | None = None
+    dates_inherited: bool = Field(
+        default=False,
+        description="The record has no dates: these are its nearest dated ancestor's.",
+    )
+    materials: list[str] = Field(default_factory=list)
+    score: float
+    catalog_url: str
+    is_stub: bool
+    hierarchy: list[HierarchyEntry]
+    authorities: list[AuthorityLink]
+    chunk_id: str
+    vector_rank: int | None = None
+    fulltext_rank: int | None = None
+    text: str | None = Field(
+        default=None, description="The retrieved text (the hit chunk and its neighbours)."
+    )
+
+
+class SearchResponse(BaseModel):
+    query: str
+    k: int
+    filters: dict[str, Any]
+    latency_ms: float
+    hits: list[RecordHit]
+
+
+class ProvenanceNode(BaseModel):
+    """A node of the answer's subgraph: `record:<naId>` or `community:<id>`."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    role: str
+    title: str | None = None
+    type: str | None = None
+    naId: int | None = None
+    communityId: str | None = None
+    catalog_url: str | None = None
+
+
+class ProvenanceRelationship(BaseModel):
+    source: str
+    type: str
+    target: str
+
+
+class Provenance(BaseModel):
+    nodes: list[ProvenanceNode]
+    relationships: list[ProvenanceRelationship]
+
+
+class Finding(BaseModel):
+    summary: str
+    explanation: str
+
+
+class CommunityCard(BaseModel):
+    """A community an answer cites, with its report's title, summary, rating and findings."""
+
+    id: str
+    level: int
+    size: int | None = None
+    title: str
+    summary: str
+    rating: float
+    rating_explanation: str
+    findings: list[Finding]
+
+
+class GlobalPoint(BaseModel):
+    description: str
+    score: int
+    community_id: str
+
+
+class Fallback(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+    from_: str = Field(alias="from")
+    to: str
+    reason: str
+
+
+class AskResponse(BaseModel):
+    question: str
+    request_type: Literal["question", "show_records"]
+    classification_method: str
+    mode: Literal["local", "global"]
+    method: str
+    answer: str | None = Field(description="The grounded answer; null for show_records.")
+    refused: bool
+    filters: dict[str, Any]
+    records: list[RecordHit] = Field(default_factory=list)
+    level: int | None = None
+    overview: bool | None = Field(
+        default=None, description="Global mode: the question asks about the whole collection."
+    )
+    communities: list[str] = Field(default_factory=list)
+    community_reports: list[CommunityCard] = Field(default_factory=list)
+    points: list[GlobalPoint] = Field(default_factory=list)
+    provenance: Provenance
+    latency_ms: float
+    fallback: Fallback | None = None
+
+
+class RecordRef(BaseModel):
+    naId: int
+    title: str | None = None
+    type: str | None = None
+    relationship: str | None = None
+    date_start: str | None = None
+    date_end: str | None = None
+    catalog_url: str
+
+
+class RecordDetail(BaseModel):
+    naId: int
+    title: str | None
+    type: str | None
+    record_type: str | None
+    date_start: str | None = None
+    date_end: str | None = None
+    dates_inherited: bool = False
+    materials: list[str] = Field(default_factory=list)
+    catalog_url: str
+    is_stub: bool
+    text: str = Field(description="The body text (without the search header of its chunks).")
+    properties: dict[str, Any] = Field(description="The record's node properties.")
+    hierarchy: list[HierarchyEntry]
+    children: list[RecordRef]
+    child_count: int
+    authorities: list[AuthorityLink]
+    described_records: list[RecordRef] = Field(
+        description="For an authority record: the records it is related to."
+    )
+    described_count: int
+
+
+class GraphCounts(BaseModel):
+    records: int
+    chunks: int
+    communities: int
+    reports_per_level: dict[str, int]
+
+
+class Health(BaseModel):
+    status: Literal["ok", "unavailable"]
+    neo4j: str
+    graph: GraphCounts | None = None
+    llm: str
+    version: str
+
+
+class ErrorBody(BaseModel):
+    error: str = Field(description="One line: what went wrong and what to do.")
+    detail: list[dict[str, Any]] | None = None
+
+
+def catalog_url(na_id: Any) -> str:
+    """The catalog page of a record, from its naId alone (never from a stored URL)."""
+    return source_url(int(na_id))

@@ -1,0 +1,144 @@
+"""Shaping what search, ask and the record query return into the API's models."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from neo4j import Driver
+
+from nara_kg.api import models
+from nara_kg.chunking import HEADER_BODY_SEPARATOR
+from nara_kg.graph import search as cypher
+
+#: Children and described records listed per record (the counts give the totals).
+RECORD_LIST_LIMIT = 200
+#: Node properties that are machinery, not catalog data.
+_INTERNAL_PROPERTIES = frozenset(
+    {"textEmbedding", "embeddingKey", "textHash", "rowHash", "text", "chunkId", "chunkSeqId"}
+)
+#: Longest retrieved text returned with a search hit.
+MAX_HIT_TEXT_CHARS = 4_000
+
+
+def hierarchy(entries: list[dict[str, Any]]) -> list[models.HierarchyEntry]:
+    return [
+        models.HierarchyEntry.model_validate(
+            {
+                **{key: entry[key] for key in models.HierarchyEntry.model_fields if key in entry},
+                "catalog_url": models.catalog_url(entry["naId"]),
+            }
+        )
+        for entry in entries
+        if entry and entry.get("naId") is not None
+    ]
+
+
+def authorities(entries: list[dict[str, Any]]) -> list[models.AuthorityLink]:
+    return [
+        models.AuthorityLink(
+            relationship=entry["relationship"],
+            naId=int(entry["naId"]),
+            heading=entry.get("heading"),
+            authorityType=entry.get("authorityType"),
+            catalog_url=models.catalog_url(entry["naId"]),
+        )
+        for entry in entries
+        if entry.get("naId") is not None
+    ]
+
+
+def record_hit(hit: dict[str, Any], *, with_text: bool = True) -> models.RecordHit:
+    """A search hit (`SearchHit.to_dict()`, or an `ask` record) as the API returns it."""
+    text = hit.get("text")
+    return models.RecordHit(
+        naId=int(hit["naId"]),
+        title=hit.get("title"),
+        type=hit.get("type") or "",
+        record_type=hit.get("record_type"),
+        date_start=hit.get("date_start"),
+        date_end=hit.get("date_end"),
+        dates_inherited=bool(hit.get("dates_inherited")),
+        materials=list(hit.get("materials") or []),
+        score=float(hit.get("score") or 0.0),
+        catalog_url=models.catalog_url(hit["naId"]),
+        is_stub=bool(hit.get("is_stub")),
+        hierarchy=hierarchy(hit.get("hierarchy") or []),
+        authorities=authorities(hit.get("authorities") or []),
+        chunk_id=str(hit.get("chunk_id") or ""),
+        vector_rank=hit.get("vector_rank"),
+        fulltext_rank=hit.get("fulltext_rank"),
+        text=text[:MAX_HIT_TEXT_CHARS] if with_text and isinstance(text, str) else None,
+    )
+
+
+def provenance(data: dict[str, Any]) -> models.Provenance:
+    nodes = []
+    for node in data.get("nodes", []):
+        extra = dict(node)
+        if node.get("naId") is not None:
+            extra["catalog_url"] = models.catalog_url(node["naId"])
+        nodes.append(models.ProvenanceNode(**extra))
+    return models.Provenance(
+        nodes=nodes,
+        relationships=[models.ProvenanceRelationship(**edge) for edge in data["relationships"]],
+    )
+
+
+def ask_response(response: dict[str, Any]) -> models.AskResponse:
+    body = dict(response)
+    body["records"] = [record_hit(r, with_text=False) for r in response.get("records") or []]
+    body["provenance"] = provenance(response["provenance"])
+    return models.AskResponse.model_validate(body)
+
+
+def body_text(chunk_texts: list[str | None]) -> str:
+    """A record's body from its chunks in order, without the search header each carries."""
+    pieces = []
+    for text in chunk_texts:
+        if text and HEADER_BODY_SEPARATOR in text:
+            pieces.append(text.split(HEADER_BODY_SEPARATOR, 1)[1].strip())
+    return "\n".join(piece for piece in pieces if piece)
+
+
+def _ref(entry: dict[str, Any]) -> models.RecordRef:
+    return models.RecordRef(
+        naId=int(entry["naId"]),
+        title=entry.get("title"),
+        type=entry.get("nodeType"),
+        relationship=entry.get("relationship"),
+        date_start=entry.get("dateStart"),
+        date_end=entry.get("dateEnd"),
+        catalog_url=models.catalog_url(entry["naId"]),
+    )
+
+
+def record_detail(driver: Driver, database: str, na_id: int) -> models.RecordDetail | None:
+    """The record, its hierarchy, children and authorities; None when there is no such naId."""
+    row = cypher.record(driver, database, na_id, RECORD_LIST_LIMIT)
+    if row is None:
+        return None
+    properties = {
+        key: value
+        for key, value in sorted(row["properties"].items())
+        if key not in _INTERNAL_PROPERTIES
+    }
+    return models.RecordDetail(
+        naId=int(row["naId"]),
+        title=row["title"],
+        type=row["nodeType"],
+        record_type=row["recordType"],
+        date_start=row["dateStart"],
+        date_end=row["dateEnd"],
+        dates_inherited=bool(row["datesInherited"] and row["dateStart"]),
+        materials=list(row["materials"] or []),
+        catalog_url=models.catalog_url(row["naId"]),
+        is_stub=bool(row["isStub"]),
+        text=body_text(row["textList"]),
+        properties=properties,
+        hierarchy=hierarchy([h for h in row["hierarchy"] if h]),
+        children=[_ref(c) for c in row["children"] if c.get("naId") is not None],
+        child_count=int(row["childCount"]),
+        authorities=authorities(row["authorities"]),
+        described_records=[_ref(d) for d in row["describedRecords"] if d.get("naId") is not None],
+        described_count=int(row["describedCount"]),
+    )
