@@ -109,6 +109,8 @@ def test_build_stores_runs_in_postgres(
         "NARA_DATA_DIR": str(data),
         "NARA_KG_WORK_DIR": str(tmp_path / "work"),
         "NARA_KG_QUESTIONS": "",
+        # This checks the instance's storage; the multiprocess executor is tested elsewhere.
+        "NARA_KG_EXECUTOR": "in_process",
     }
     generated = subprocess.run(
         [str(BIN / "nara-kg"), "demo-data", str(data), "--records", "200", "--shard-lines", "20"],
