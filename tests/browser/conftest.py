@@ -20,21 +20,10 @@ from nara_kg.api.services import LockedEmbedder
 from nara_kg.llm import ExtractiveLLM
 from nara_kg.settings import PROJECT_ROOT
 from tests.api.graph_fixture import DemoGraph, api_graph
+from tests.chromium import SCREENSHOTS, launch_chromium
 
 __all__ = ["api_graph"]
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-SCREENSHOTS = PROJECT_ROOT / "var" / "test-artifacts" / "screenshots"
 BUILD = PROJECT_ROOT / "web" / "build.sh"
 
 
@@ -94,10 +83,8 @@ def base_url(
 def browser() -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
-    if not CHROMIUM.exists():
-        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium", pytrace=False)
     with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        launched = launch_chromium(playwright)
         try:
             yield launched
         finally:

@@ -8,7 +8,6 @@ Screenshots of each step go to var/test-artifacts/screenshots/.
 
 from __future__ import annotations
 
-import os
 import re
 import time
 from collections.abc import Iterator
@@ -17,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from tests.chromium import launch_chromium
 from tests.service.conftest import (
     FILE_ASSETS,
     GRAPH_ASSETS,
@@ -28,17 +28,6 @@ from tests.service.dagster_api import RUN_FINISHED
 
 pytestmark = [pytest.mark.integration, pytest.mark.e2e]
 
-CHROMIUM = os.environ.get("NARA_KG_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 #: Large enough that the lineage graph of the 14 assets is drawn with full asset nodes (at a
 #: smaller size it zooms out to name-only boxes).
 GRAPH_VIEWPORT = {"width": 2560, "height": 1440}
@@ -54,8 +43,6 @@ ASSET_NODE = "[class*='AssetNode_assetNodeBox']"
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"no Chromium at {CHROMIUM} (set NARA_KG_CHROMIUM)")
     from playwright.sync_api import expect, sync_playwright
 
     # The live data of the asset nodes takes its time on a busy 2-core machine.
@@ -63,7 +50,7 @@ def browser() -> Iterator[Any]:
     for old in SCREENSHOTS.glob(f"{SCREENSHOT_PREFIX}*.png"):  # only ours: the folder is shared
         old.unlink()
     with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        chromium = launch_chromium(playwright)
         try:
             yield chromium
         finally:
