@@ -20,7 +20,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from nara_kg.evaluation import percentile
+from nara_kg.retrieval.evaluation import percentile
 
 #: Questions about the collection as a whole; `measure_global` adds them to the caller's.
 OVERVIEW_QUESTIONS: tuple[str, ...] = (
@@ -101,9 +101,9 @@ def measure_global(
 ) -> dict[str, Any]:
     """Global search latency at the graph's size: `questions` plus :data:`OVERVIEW_QUESTIONS`,
     each asked `repeats` times through `ask(mode="global")` with the extractive backend."""
-    from nara_kg.answering import is_overview_question
-    from nara_kg.ask import ask
-    from nara_kg.llm import ExtractiveLLM
+    from nara_kg.generation.llm import ExtractiveLLM
+    from nara_kg.retrieval.answering import is_overview_question
+    from nara_kg.retrieval.ask import ask
 
     llm = ExtractiveLLM()
     asked = list(dict.fromkeys([*questions, *OVERVIEW_QUESTIONS]))

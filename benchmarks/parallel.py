@@ -1,6 +1,6 @@
 """The build through the real jobs with 1 and with N parallel file partitions.
 
-Each build is `nara_kg.launch.build` (what `nara-kg build --parallel N` runs) into a fresh
+Each build is `nara_kg.app.launch.build` (what `nara-kg build --parallel N` runs) into a fresh
 Dagster instance whose pools admit N users of the embedding model at once, each model taking
 1/N of the cores, on a wiped graph and an empty work folder. It reports the wall time and the
 share of it that is not the embedding model (its encode time as the file stages measured it).
@@ -46,7 +46,7 @@ def measure_parallel_build(
 ) -> dict[str, Any]:
     import dagster as dg
 
-    from nara_kg.launch import build
+    from nara_kg.app.launch import build
 
     home = scratch / f"dagster-home-{parallel}"
     work = scratch / f"work-parallel-{parallel}"

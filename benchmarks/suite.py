@@ -40,7 +40,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nara_kg.evaluation import percentile
+from nara_kg.retrieval.evaluation import percentile
 from nara_kg.settings import PROJECT_ROOT, Neo4jSettings
 
 Log = Callable[[str], None]
@@ -283,7 +283,7 @@ class Sampler(threading.Thread):
 def local_server_pid() -> int | None:
     """The pid of the project's local Neo4j (NARA_KG_NEO4J_HOME), when it runs here."""
     with contextlib.suppress(Exception):
-        from nara_kg.neo4j_runtime import running_pid
+        from nara_kg.devserver.runtime import running_pid
         from nara_kg.settings import neo4j_home
 
         return running_pid(neo4j_home())
@@ -293,7 +293,7 @@ def local_server_pid() -> int | None:
 # =========================================================================== data
 def generate_dataset(out_dir: Path, records: int, seed: int = 7) -> dict[str, Any]:
     """A fresh synthetic export of about `records` records of all ten types."""
-    from nara_kg.demo_data import generate_demo_data
+    from nara_kg.demo.generator import generate_demo_data
 
     if out_dir.exists():
         shutil.rmtree(out_dir)
@@ -455,8 +455,8 @@ def materialize_all(
 
 
 def _chunk_texts(work_dir: Path) -> list[str]:
-    from nara_kg.layout import WorkLayout
-    from nara_kg.pipeline import iter_chunks
+    from nara_kg.ingest.layout import WorkLayout
+    from nara_kg.ingest.stages import iter_chunks
 
     layout = WorkLayout(work_dir)
     return [row["text"] for row in iter_chunks(layout, ["text", "embed"]) if row["embed"]]
@@ -479,7 +479,7 @@ def measure_embedding(
     backend against PyTorch on a seeded sample of the same texts (0 = all of them)."""
     import numpy as np
 
-    from nara_kg.embedding import DEFAULT_MODEL, Embedder
+    from nara_kg.embedding.encoder import DEFAULT_MODEL, Embedder
 
     model = model or DEFAULT_MODEL
     plain = Embedder(model=model, backend=backend, device=device, batch_size=batch_size)._load()
@@ -581,7 +581,7 @@ def instrument_model_time() -> dict[str, Any]:
     """Accumulate the time the build spends in the embedding model (loading it, encoding,
     counting tokens) by wrapping `Embedder`'s methods in this process; the rest of the build's
     wall time is the pipeline's own overhead."""
-    from nara_kg.embedding import Embedder
+    from nara_kg.embedding.encoder import Embedder
 
     spent: dict[str, Any] = {
         "loads": 0,
@@ -774,9 +774,9 @@ def _write_sample(work_dir: Path, size: int) -> list[dict[str, Any]]:
     parents and children travel together and the sample has Includes relationships."""
     import pyarrow.parquet as pq
 
-    from nara_kg.layout import WorkLayout
-    from nara_kg.pipeline import chosen_rows_by_file
-    from nara_kg.records import iter_rows
+    from nara_kg.ingest.layout import WorkLayout
+    from nara_kg.ingest.records import iter_rows
+    from nara_kg.ingest.stages import chosen_rows_by_file
 
     layout = WorkLayout(work_dir)
     index = pq.read_table(layout.parsed_index, columns=["file_id", "rel_path"]).to_pylist()
@@ -807,10 +807,10 @@ def measure_writes(
     one cartesian `MATCH (a), (b) WHERE a.naId = b.parentNaId` join without an index.
     Both run on an empty database, one after the other.
     """
-    from nara_kg import edges as edge_rules
     from nara_kg.graph import nodes as node_cypher
     from nara_kg.graph.relationships import sync_edges
-    from nara_kg.schema import Prop, Rel
+    from nara_kg.model import edges as edge_rules
+    from nara_kg.model.schema import Prop, Rel
 
     rows = _write_sample(work_dir, sample_size)
     first_rows = [r for r in rows if r["chunkSeqId"] == 0]
@@ -897,8 +897,8 @@ def measure_writes(
 def _local_queries(data_dir: Path, work_dir: Path, count: int, seed: int) -> list[str]:
     """The question file's local questions, then titles of random records (as users type
     them), up to `count`."""
-    from nara_kg.layout import WorkLayout
-    from nara_kg.pipeline import iter_chunks
+    from nara_kg.ingest.layout import WorkLayout
+    from nara_kg.ingest.stages import iter_chunks
 
     queries = []
     questions = data_dir / "questions.jsonl"
@@ -924,7 +924,7 @@ def measure_local_search(
     driver: Any, database: str, embedder: Any, queries: list[str], k: int = 10
 ) -> dict[str, Any]:
     """Hybrid local search (as `nara-kg search` and the evaluation asset run it), per query."""
-    from nara_kg.search import local_search
+    from nara_kg.retrieval.search import local_search
 
     for query in queries[:10]:  # warm-up: model, driver pool, page cache, query plans
         local_search(driver, database, embedder.encode, query, k=k)
@@ -946,8 +946,8 @@ def measure_global_search(
 ) -> dict[str, Any]:
     """Global search (map-reduce over community reports) with the extractive backend, through
     `ask` as the CLI runs it; no generation cache, so every question is answered afresh."""
-    from nara_kg.ask import ask
-    from nara_kg.llm import ExtractiveLLM
+    from nara_kg.generation.llm import ExtractiveLLM
+    from nara_kg.retrieval.ask import ask
 
     llm = ExtractiveLLM()
     ask(driver, database, embedder, llm, None, questions[0], mode="global")  # warm-up
@@ -1050,7 +1050,7 @@ def _phase(timings: dict[str, Any], name: str, log: Log) -> Iterator[None]:
 
 def run_suite(opts: SuiteOptions, settings: Neo4jSettings, log: Log = _quiet) -> dict[str, Any]:
     """Every measurement, side by side, in one run; returns one JSON-able object."""
-    from nara_kg.embedding import Embedder
+    from nara_kg.embedding.encoder import Embedder
 
     scratch = opts.scratch.resolve()
     scratch.mkdir(parents=True, exist_ok=True)

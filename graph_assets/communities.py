@@ -20,7 +20,7 @@ from graph_assets.graph import (
     includes_relationships,
     text_embeddings,
 )
-from nara_kg import loading
+from nara_kg.build import loading
 from resources import EmbeddingModel, LLMResource, Neo4jResource, PipelinePaths
 
 
@@ -106,7 +106,7 @@ def community_reports(
     embedding_model: EmbeddingModel,
     paths: PipelinePaths,
 ) -> dg.MaterializeResult:
-    from nara_kg.llm import GenerationCache, describe
+    from nara_kg.generation.llm import GenerationCache, describe
 
     generator = llm.get_llm()
     paths.llm_cache_path.parent.mkdir(parents=True, exist_ok=True)

@@ -13,9 +13,9 @@ from graph_assets.graph import (
     next_relationships,
     vector_index,
 )
-from nara_kg.embedding import Embedder
-from nara_kg.evaluation import Question, evaluate_local, load_questions
-from nara_kg.search import local_search
+from nara_kg.embedding.encoder import Embedder
+from nara_kg.retrieval.evaluation import Question, evaluate_local, load_questions
+from nara_kg.retrieval.search import local_search
 from resources import EmbeddingModel, LLMResource, Neo4jResource, PipelinePaths
 
 RETRIEVAL_THRESHOLDS_CHECK = "retrieval_meets_thresholds"
@@ -139,8 +139,8 @@ def _global_questions(
     llm: LLMResource,
     paths: PipelinePaths,
 ) -> list[dict[str, Any]]:
-    from nara_kg.ask import ask
-    from nara_kg.llm import GenerationCache
+    from nara_kg.generation.llm import GenerationCache
+    from nara_kg.retrieval.ask import ask
 
     rows: list[dict[str, Any]] = []
     selected = [q for q in questions if q.mode == "global"]

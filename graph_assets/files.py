@@ -1,5 +1,5 @@
 """Per-file stages, one partition per input file: raw_jsonl -> parsed_records -> chunks ->
-chunk_embeddings (Parquet under the work directory; core: :mod:`nara_kg.pipeline`).
+chunk_embeddings (Parquet under the work directory; core: :mod:`nara_kg.ingest.stages`).
 
 The four assets are computed by one op, `file_stages`, file after file: one process per run
 loads the model once, and a run without partitions (e.g. `dagster job execute -j
@@ -26,9 +26,9 @@ from graph_assets.common import (
     table,
 )
 from graph_assets.partitions import files_of_run, input_files, is_full_rebuild
-from nara_kg import pipeline
-from nara_kg.embedding import Embedder
-from nara_kg.layout import WorkLayout
+from nara_kg.embedding.encoder import Embedder
+from nara_kg.ingest import stages as pipeline
+from nara_kg.ingest.layout import WorkLayout
 from resources import EmbeddingModel, PipelinePaths
 
 RAW_JSONL = dg.AssetKey("raw_jsonl")
@@ -55,7 +55,7 @@ FILE_SPECS = [
         description=(
             "One export file (.jsonl, .jsonl.gz, .zip) under NARA_DATA_DIR per partition: its "
             "size and content hash (reused while size and mtime are unchanged). Core: "
-            "nara_kg.pipeline.scan_file."
+            "nara_kg.ingest.stages.scan_file."
         ),
     ),
     dg.AssetSpec(
@@ -68,7 +68,7 @@ FILE_SPECS = [
             "The file's records, all ten types flattened to seed 000's property names, streamed "
             "to one Parquet part; stubs for parents and referenced authorities; bad lines to the "
             "file's rejects part (file, line, reason, raw text). Skipped when the content is "
-            "unchanged, except in the full rebuild. Core: nara_kg.pipeline.parse_file."
+            "unchanged, except in the full rebuild. Core: nara_kg.ingest.stages.parse_file."
         ),
     ),
     dg.AssetSpec(
@@ -81,7 +81,7 @@ FILE_SPECS = [
             "Every record of the file split like the seed (recursive, 500 chars, no overlap) "
             "with a search header (title, type, parent, dates) on every chunk, re-split by "
             "tokens so that no chunk exceeds the embedding model's maximum sequence length. "
-            "chunkId = '<naId>-<seq>'. Core: nara_kg.pipeline.chunk_file."
+            "chunkId = '<naId>-<seq>'. Core: nara_kg.ingest.stages.chunk_file."
         ),
     ),
     dg.AssetSpec(
@@ -94,7 +94,7 @@ FILE_SPECS = [
             "sentence-transformers vectors (default all-MiniLM-L6-v2, offline) of the file's "
             "embeddable chunks, one Parquet part per file; a chunk whose text and model are "
             "unchanged keeps its vector (the full rebuild re-encodes all). Core: "
-            "nara_kg.pipeline.embed_file."
+            "nara_kg.ingest.stages.embed_file."
         ),
     ),
 ]

@@ -1,5 +1,5 @@
 """Graph-wide stages, once over every file: the record selection, then nodes, embeddings,
-indexes and relationships in Neo4j (written by difference; core: :mod:`nara_kg.loading`)."""
+indexes and relationships in Neo4j (written by difference; core: :mod:`nara_kg.build.loading`)."""
 
 from typing import Any
 
@@ -17,10 +17,11 @@ from graph_assets.common import (
 )
 from graph_assets.files import CHUNK_EMBEDDINGS, CHUNKS, PARSED_RECORDS
 from graph_assets.partitions import is_full_rebuild
-from nara_kg import loading, pipeline
+from nara_kg.build import loading
 from nara_kg.graph import indexes, nodes
 from nara_kg.graph.relationships import SyncResult
-from nara_kg.inputs import SKIPPED_FILE
+from nara_kg.ingest import stages as pipeline
+from nara_kg.ingest.inputs import SKIPPED_FILE
 from resources import EmbeddingModel, Neo4jResource, PipelinePaths
 
 #: Graph-wide steps follow their inputs: once no file partition is in flight and one was
@@ -39,7 +40,7 @@ GRAPH_AUTOMATION = dg.AutomationCondition.eager()
         "Graph-wide: one row per naId across every parsed file (full beats stub, most complete "
         "copy wins, ties to the first file and line); the alias table of nested organization "
         "names; the rejects table of all files. Files gone from the input lose their parts "
-        "here, so their records leave the graph. Core: nara_kg.pipeline.select_live_records."
+        "here, so their records leave the graph. Core: nara_kg.ingest.stages.select_live_records."
     ),
 )
 def record_selection(
@@ -105,7 +106,7 @@ def record_selection(
         "One node per chunk of a chosen record, labelled Chunk + its record type (+ "
         "recordWithText when its text is embedded), seed 000's properties; chunkId unique, "
         "naId indexed. Only new or changed chunks are written (UNWIND + MERGE); chunks gone "
-        "from the input are deleted. Core: nara_kg.loading.sync_nodes."
+        "from the input are deleted. Core: nara_kg.build.loading.sync_nodes."
     ),
 )
 def graph_nodes(
@@ -149,7 +150,7 @@ def graph_nodes(
         "Vectors in `textEmbedding` for every chunk whose text or model changed since its last "
         "embedding: taken from the per-file chunk_embeddings parts; the few no part holds "
         "(chosen stubs, whose titles many files share) are encoded here. Core: "
-        "nara_kg.loading.embed_pending."
+        "nara_kg.build.loading.embed_pending."
     ),
 )
 def text_embeddings(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from nara_kg.inputs import list_input_paths
+from nara_kg.ingest.inputs import list_input_paths
 
 INPUT_FILES_PARTITIONS = "nara_input_files"
 #: Partition key = the file's path relative to the data folder (forward slashes).

@@ -54,7 +54,7 @@ def _dagster_message(error: Exception) -> str | None:
 
 
 def _plain(error: Exception) -> str | None:
-    from nara_kg.llm import LLMError
+    from nara_kg.generation.llm import LLMError
 
     if isinstance(error, UserError | LLMError | FileNotFoundError | PermissionError | TimeoutError):
         return str(error)

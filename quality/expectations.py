@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from nara_kg.schema import (
+from nara_kg.model.schema import (
     AUTHORITY_TYPES,
     DESCRIPTION_TYPES,
     RECORD_TYPES,

@@ -16,9 +16,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from nara_kg import pipeline
-from nara_kg.layout import WorkLayout
-from nara_kg.schema import CATALOG_URL
+from nara_kg.ingest import stages as pipeline
+from nara_kg.ingest.layout import WorkLayout
+from nara_kg.model.schema import CATALOG_URL
 
 RECORD_COLUMNS: tuple[str, ...] = (
     "naId",
@@ -70,7 +70,7 @@ def iter_chosen(layout: WorkLayout, columns: list[str]) -> Iterator[pa.Table]:
 
 def cut_records(layout: WorkLayout) -> list[dict[str, Any]]:
     """The chosen records whose body text was cut: file, line, naId and full length."""
-    from nara_kg.records import BODY_CUT_FROM
+    from nara_kg.ingest.records import BODY_CUT_FROM
 
     found: list[dict[str, Any]] = []
     for table in iter_chosen(layout, ["naId", "file_name", "line_num", "properties"]):

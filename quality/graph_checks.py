@@ -1,8 +1,9 @@
 """Checks of the written graph, in Cypher: every statement of the quality checks is here.
 
 Statements are parameterized; labels, relationship types and property names come from
-:mod:`nara_kg.schema` only. A *probe* is a statement that returns the offending rows (no ORDER BY,
-no LIMIT): it is run once wrapped in ``count(*)`` and once with ``LIMIT $limit`` for a sample.
+:mod:`nara_kg.model.schema` only. A *probe* is a statement that returns the offending rows
+(no ORDER BY, no LIMIT): it is run once wrapped in ``count(*)`` and once with ``LIMIT $limit``
+for a sample.
 """
 
 from __future__ import annotations
@@ -14,10 +15,10 @@ from typing import Any, LiteralString, cast
 
 from neo4j import Driver, Query
 
-from nara_kg import pipeline
 from nara_kg.graph.embeddings import count_pending
-from nara_kg.layout import WorkLayout
-from nara_kg.schema import FULLTEXT_INDEX, VECTOR_INDEX, Label, Prop, Rel
+from nara_kg.ingest import stages as pipeline
+from nara_kg.ingest.layout import WorkLayout
+from nara_kg.model.schema import FULLTEXT_INDEX, VECTOR_INDEX, Label, Prop, Rel
 from quality.names import SAMPLE_SIZE
 
 CHUNK = Label.CHUNK.value

@@ -1,5 +1,5 @@
 """What the last parse rejected: counts, share and a sample, from the parsed index and the
-rejects table (see nara_kg.layout)."""
+rejects table (see nara_kg.ingest.layout)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from nara_kg.layout import WorkLayout
-from nara_kg.parsing import reject_category
+from nara_kg.ingest.layout import WorkLayout
+from nara_kg.ingest.parsing import reject_category
 from quality.names import SAMPLE_SIZE
 
 RAW_SHOWN = 120

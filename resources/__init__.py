@@ -18,11 +18,11 @@ import dagster as dg
 from neo4j import Driver
 from pydantic import PrivateAttr
 
-from nara_kg.embedding import DEFAULT_MODEL, Embedder
+from nara_kg.embedding.encoder import DEFAULT_MODEL, Embedder
+from nara_kg.generation.llm import DEFAULT_CONNECT_TIMEOUT_S, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S
 from nara_kg.graph.connection import open_driver
-from nara_kg.layout import WorkLayout
-from nara_kg.llm import DEFAULT_CONNECT_TIMEOUT_S, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S
-from nara_kg.records import DEFAULT_MAX_BODY_CHARS
+from nara_kg.ingest.layout import WorkLayout
+from nara_kg.ingest.records import DEFAULT_MAX_BODY_CHARS
 from nara_kg.settings import (
     DEFAULT_DATA_DIR,
     DEFAULT_DATABASE,
@@ -135,7 +135,7 @@ class LLMResource(dg.ConfigurableResource):
     strict: bool = False
 
     def get_llm(self) -> Any:
-        from nara_kg import llm
+        from nara_kg.generation import llm
 
         if self.backend == "extractive":
             return llm.ExtractiveLLM()

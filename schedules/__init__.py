@@ -17,7 +17,7 @@ from graph_assets.partitions import (
     valid_partition_key,
 )
 from jobs import kg_file_stages, kg_graph, kg_incremental
-from nara_kg.inputs import INPUT_SUFFIXES, list_input_paths
+from nara_kg.ingest.inputs import INPUT_SUFFIXES, list_input_paths
 from resources import PipelinePaths
 
 NIGHTLY_REBUILD = "nightly_kg_rebuild"

@@ -19,7 +19,7 @@ from nara_kg.settings import Neo4jSettings
 
 @pytest.fixture(scope="session")
 def embedder():  # type: ignore[no-untyped-def]
-    from nara_kg.embedding import Embedder
+    from nara_kg.embedding.encoder import Embedder
 
     return Embedder()
 

@@ -35,10 +35,10 @@ from nara_kg.api.limits import (
     RateLimit,
 )
 from nara_kg.api.services import Services, services_from_resources, warm_up
+from nara_kg.generation.llm import describe
 from nara_kg.graph.batches import read_all
 from nara_kg.graph.reports import reports_per_level
-from nara_kg.llm import describe
-from nara_kg.schema import Label, Prop
+from nara_kg.model.schema import Label, Prop
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 #: The page runs only its own scripts and talks only to this server (record text is catalog
@@ -169,7 +169,7 @@ def create_app(
         """Hybrid local search (vector + full text, fused) over the records that pass the
         filters; each hit with its dates, hierarchy (root first) and authorities. Fewer than
         `k` hits only when fewer records match."""
-        from nara_kg.search import local_search
+        from nara_kg.retrieval.search import local_search
 
         svc = current(request)
         filters = body.filters.to_search()
@@ -189,7 +189,7 @@ def create_app(
         """Answer a question (or list records) from the graph. `request_type` says how it was
         classified (`question` or `show_records`); `mode` whether local search or the community
         reports answered; a refusal is seed 000's sentence with `refused: true`."""
-        from nara_kg.ask import ask_with_fallback
+        from nara_kg.retrieval.ask import ask_with_fallback
 
         svc = current(request)
         response = ask_with_fallback(

@@ -30,8 +30,8 @@ def status_for(error: BaseException) -> int:
     """The HTTP status of an explained failure (see the module docstring)."""
     from neo4j import exceptions as neo4j_errors
 
-    from nara_kg.ask import NoReports
-    from nara_kg.llm import LLMError
+    from nara_kg.generation.llm import LLMError
+    from nara_kg.retrieval.ask import NoReports
 
     chain = _chain(error)
     if any(isinstance(link, QueryError) for link in chain):
@@ -80,7 +80,7 @@ def install(app: FastAPI) -> None:
     import dagster as dg
     from neo4j import exceptions as neo4j_errors
 
-    from nara_kg.llm import LLMError
+    from nara_kg.generation.llm import LLMError
 
     @app.exception_handler(RequestValidationError)
     async def validation(_: Request, error: RequestValidationError) -> JSONResponse:

@@ -7,8 +7,8 @@ from typing import Any
 from neo4j import Driver
 
 from nara_kg.api import models
-from nara_kg.chunking import HEADER_BODY_SEPARATOR
 from nara_kg.graph import search as cypher
+from nara_kg.ingest.chunking import HEADER_BODY_SEPARATOR
 
 #: Children and described records listed per record (the counts give the totals).
 RECORD_LIST_LIMIT = 200

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from neo4j import Driver
 
-from nara_kg.embedding import Embedder
-from nara_kg.llm import LLM, GenerationCache
+from nara_kg.embedding.encoder import Embedder
+from nara_kg.generation.llm import LLM, GenerationCache
 
 
 @dataclass

@@ -9,9 +9,9 @@ from typing import Any
 from graphdatascience import GraphDataScience
 from neo4j import Driver
 
-from nara_kg.communities import Hierarchy
 from nara_kg.graph.batches import read_all, write_batches, write_one
-from nara_kg.schema import AUTHORITY_RELATIONSHIPS, Label, Prop, Rel
+from nara_kg.model.community_hierarchy import Hierarchy
+from nara_kg.model.schema import AUTHORITY_RELATIONSHIPS, Label, Prop, Rel
 
 PROJECTION = "nara_kg_communities"
 #: Fixed seed and a single thread: Leiden is then deterministic, so the same graph gives the

@@ -8,7 +8,7 @@ from typing import Any
 from neo4j import Driver
 
 from nara_kg.graph.batches import vector_values, write_batches
-from nara_kg.schema import Label, Prop
+from nara_kg.model.schema import Label, Prop
 
 
 def embedding_key(model_key: str, text_hash: str) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 
 from neo4j import Driver
 
-from nara_kg.schema import Label, Prop
+from nara_kg.model.schema import Label, Prop
 
 #: Vectors are left out (their floats may differ in the last bits between batchings); the
 #: embedding key, which names the exact text and model they came from, stands in for them.

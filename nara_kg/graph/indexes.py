@@ -7,7 +7,7 @@ from typing import Any
 from neo4j import Driver
 
 from nara_kg.graph.batches import read_all, write_one
-from nara_kg.schema import FULLTEXT_INDEX, VECTOR_INDEX, Label, Prop
+from nara_kg.model.schema import FULLTEXT_INDEX, VECTOR_INDEX, Label, Prop
 
 #: Properties the full-text index reads. Titles are a field of their own besides `text` (which
 #: repeats them in its header): BM25 then rewards a match in the short title field, which is what

@@ -8,7 +8,7 @@ from typing import Any
 from neo4j import Driver
 
 from nara_kg.graph.batches import write_batches, write_one
-from nara_kg.schema import (
+from nara_kg.model.schema import (
     CHUNK_ID_CONSTRAINT,
     NA_ID_INDEX,
     RECORD_TYPES,

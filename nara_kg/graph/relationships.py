@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 from neo4j import Driver
 
-from nara_kg.edges import Edge
 from nara_kg.graph.batches import write_batches
-from nara_kg.schema import Label, Prop, checked_relationship
+from nara_kg.model.edges import Edge
+from nara_kg.model.schema import Label, Prop, checked_relationship
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from neo4j import Driver
 from nara_kg.graph.batches import read_all, vector_values, write_batches, write_one
 from nara_kg.graph.communities import COMMUNITY_RELATIONSHIPS
 from nara_kg.graph.search import FILTER_PREDICATE
-from nara_kg.schema import Label, Prop, Rel
+from nara_kg.model.schema import Label, Prop, Rel
 
 SUMMARY_INDEX = "community_summaries"
 SUMMARY_EMBEDDING = "summaryEmbedding"

@@ -15,7 +15,7 @@ from typing import Any
 from neo4j import Driver
 
 from nara_kg.graph.batches import read_all
-from nara_kg.schema import (
+from nara_kg.model.schema import (
     AUTHORITY_RELATIONSHIPS,
     FULLTEXT_INDEX,
     VECTOR_INDEX,
@@ -87,8 +87,8 @@ def _date_end(n: str) -> str:
     return f"coalesce({_own_end(n)}, {_nearest_dated_ancestor(n, _own_end('a'))})"
 
 
-#: The filters of :class:`nara_kg.search.SearchFilters` on a record's first chunk `first`. One
-#: static text: an unset filter is a null parameter, so nothing from a request is ever
+#: The filters of :class:`~nara_kg.retrieval.search.SearchFilters` on a record's first chunk
+#: `first`. One static text: an unset filter is a null parameter, so nothing from a request is ever
 #: interpolated. `$types` holds levels of description and authority types (either matches).
 FILTER_PREDICATE = f"""(
     ($types IS NULL OR first.{Prop.LEVEL_OF_DESCRIPTION} IN $types

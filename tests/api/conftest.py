@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 
 from nara_kg.api import Services, create_app
 from nara_kg.api.services import LockedEmbedder
-from nara_kg.llm import ExtractiveLLM
+from nara_kg.generation.llm import ExtractiveLLM
 from tests.api.graph_fixture import DemoGraph, api_graph
 
 __all__ = ["api_graph"]

@@ -11,10 +11,10 @@ from neo4j import exceptions as neo4j_errors
 
 from nara_kg.api import Services, create_app
 from nara_kg.api.errors import status_for
-from nara_kg.ask import NoReports
-from nara_kg.embedding import Embedder
+from nara_kg.embedding.encoder import Embedder
 from nara_kg.errors import QueryError
-from nara_kg.llm import ExtractiveLLM, LLMUnreachable, OpenAICompatibleLLM
+from nara_kg.generation.llm import ExtractiveLLM, LLMUnreachable, OpenAICompatibleLLM
+from nara_kg.retrieval.ask import NoReports
 
 
 def failing(error: Exception) -> Services:

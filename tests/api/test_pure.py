@@ -9,18 +9,18 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from nara_kg.answering import (
+from nara_kg.api.limits import BodySizeLimit, RateLimit
+from nara_kg.errors import QueryError
+from nara_kg.generation.llm import ExtractiveLLM
+from nara_kg.generation.reports import CommunityReport, Finding
+from nara_kg.retrieval.answering import (
     REFUSAL,
     GlobalAnswer,
     global_search,
     is_overview_question,
     topic_terms,
 )
-from nara_kg.api.limits import BodySizeLimit, RateLimit
-from nara_kg.errors import QueryError
-from nara_kg.llm import ExtractiveLLM
-from nara_kg.reports import CommunityReport, Finding
-from nara_kg.search import SearchFilters
+from nara_kg.retrieval.search import SearchFilters
 
 
 def count_words(text: str) -> int:

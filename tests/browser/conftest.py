@@ -17,7 +17,7 @@ import pytest
 
 from nara_kg.api import Services, create_app
 from nara_kg.api.services import LockedEmbedder
-from nara_kg.llm import ExtractiveLLM
+from nara_kg.generation.llm import ExtractiveLLM
 from nara_kg.settings import PROJECT_ROOT
 from tests.api.graph_fixture import DemoGraph, api_graph
 from tests.chromium import SCREENSHOTS, launch_chromium

@@ -16,7 +16,7 @@ JOBS = ("kg_full_rebuild", "kg_incremental", "kg_evaluation")
 
 
 def _definitions() -> dg.Definitions:
-    from nara_kg.definitions import defs
+    from nara_kg.app.definitions import defs
 
     return defs()
 

@@ -10,10 +10,10 @@ import pytest
 from fastapi.testclient import TestClient
 
 from nara_kg.api import Services, create_app
-from nara_kg.ask import MIN_OVERVIEW_REPORTS, ask
-from nara_kg.embedding import Embedder
-from nara_kg.llm import ExtractiveLLM
-from nara_kg.search import SearchFilters, local_search
+from nara_kg.embedding.encoder import Embedder
+from nara_kg.generation.llm import ExtractiveLLM
+from nara_kg.retrieval.ask import MIN_OVERVIEW_REPORTS, ask
+from nara_kg.retrieval.search import SearchFilters, local_search
 from nara_kg.settings import PROJECT_ROOT
 
 pytestmark = [pytest.mark.integration, pytest.mark.e2e]

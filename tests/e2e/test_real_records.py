@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from nara_kg.embedding import Embedder
-from nara_kg.search import local_search
+from nara_kg.embedding.encoder import Embedder
+from nara_kg.retrieval.search import local_search
 from nara_kg.settings import PROJECT_ROOT
 from tests.graph_helpers import metadata_of, scalar
 
@@ -185,8 +185,8 @@ def test_evaluation_on_real_titles(real_build: dict[str, Any]) -> None:
 def test_ask_local_and_global_on_the_real_records(
     real_build: dict[str, Any], neo4j_driver: Any
 ) -> None:
-    from nara_kg.ask import ask
-    from nara_kg.llm import ExtractiveLLM
+    from nara_kg.generation.llm import ExtractiveLLM
+    from nara_kg.retrieval.ask import ask
 
     expected: Expected = real_build["expected"]
     series = sorted(

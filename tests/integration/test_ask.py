@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from nara_kg.answering import REFUSAL
-from nara_kg.ask import ask
-from nara_kg.cli import main
-from nara_kg.demo_data import generate_demo_data
-from nara_kg.embedding import Embedder
-from nara_kg.llm import ExtractiveLLM, GenerationCache
+from nara_kg.cli.main import main
+from nara_kg.demo.generator import generate_demo_data
+from nara_kg.embedding.encoder import Embedder
+from nara_kg.generation.llm import ExtractiveLLM, GenerationCache
+from nara_kg.retrieval.answering import REFUSAL
+from nara_kg.retrieval.ask import ask
 
 pytestmark = pytest.mark.integration
 

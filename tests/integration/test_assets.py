@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from nara_kg.demo_data import generate_demo_data
-from nara_kg.layout import WorkLayout
-from nara_kg.pipeline import iter_chunks
-from nara_kg.schema import AUTHORITY_RELATIONSHIPS, FULLTEXT_INDEX, VECTOR_INDEX
+from nara_kg.demo.generator import generate_demo_data
+from nara_kg.ingest.layout import WorkLayout
+from nara_kg.ingest.stages import iter_chunks
+from nara_kg.model.schema import AUTHORITY_RELATIONSHIPS, FULLTEXT_INDEX, VECTOR_INDEX
 from tests.graph_helpers import metadata_of, scalar
 
 pytestmark = pytest.mark.integration

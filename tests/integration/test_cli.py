@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from nara_kg.cli import main
+from nara_kg.cli.main import main
 from tests.graph_helpers import wipe
 
 pytestmark = pytest.mark.integration

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from nara_kg import loading
+from nara_kg.build import loading
 from nara_kg.graph.communities import projection_exists
 from tests.graph_helpers import scalar, wipe
 

@@ -13,7 +13,7 @@ import dagster as dg
 import pytest
 
 from graph_assets import FILE_SPECS
-from nara_kg.demo_data import generate_demo_data
+from nara_kg.demo.generator import generate_demo_data
 from nara_kg.settings import PROJECT_ROOT
 from tests.graph_helpers import scalar, wipe
 
@@ -46,7 +46,7 @@ def test_dagster_job_execute_kg_full_rebuild_with_documented_defaults(
         "job",
         "execute",
         "-m",
-        "nara_kg.definitions",
+        "nara_kg.app.definitions",
         "-j",
         "kg_full_rebuild",
     ]

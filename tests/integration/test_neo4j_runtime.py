@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from nara_kg import neo4j_runtime
+from nara_kg.devserver import runtime as neo4j_runtime
 from nara_kg.settings import Neo4jSettings, neo4j_home
 
 pytestmark = pytest.mark.integration

@@ -15,11 +15,11 @@ import pytest
 from graph_assets import FILE_SPECS
 from graph_assets.partitions import INPUT_FILES_PARTITIONS, sync_file_partitions
 from jobs import KG_FILE_STAGES, KG_GRAPH
-from nara_kg.definitions import defs
-from nara_kg.demo_data import generate_demo_data
+from nara_kg.app.definitions import defs
+from nara_kg.demo.generator import generate_demo_data
 from nara_kg.graph.fingerprint import graph_fingerprint
-from nara_kg.inputs import file_id_of
-from nara_kg.layout import WorkLayout
+from nara_kg.ingest.inputs import file_id_of
+from nara_kg.ingest.layout import WorkLayout
 from resources import resource_run_config
 from schedules import RANGE_END, RANGE_START
 from tests.graph_helpers import scalar, wipe

@@ -19,13 +19,13 @@ import dagster as dg
 import pytest
 from click.testing import CliRunner
 
-from nara_kg.ask import ask_with_fallback
-from nara_kg.cli import main
-from nara_kg.demo_data import generate_demo_data
-from nara_kg.embedding import Embedder
+from nara_kg.app.launch import fail_orphaned_runs
+from nara_kg.cli.main import main
+from nara_kg.demo.generator import generate_demo_data
+from nara_kg.embedding.encoder import Embedder
+from nara_kg.generation.llm import LLMUnreachable, OpenAICompatibleLLM
 from nara_kg.graph.fingerprint import graph_fingerprint
-from nara_kg.launch import fail_orphaned_runs
-from nara_kg.llm import LLMUnreachable, OpenAICompatibleLLM
+from nara_kg.retrieval.ask import ask_with_fallback
 from nara_kg.settings import PROJECT_ROOT
 from tests.graph_helpers import wipe
 

@@ -11,10 +11,11 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from nara_kg import edges, pipeline
-from nara_kg.inputs import SKIPPED_FILE, scan_input_tree
-from nara_kg.layout import WorkLayout
-from nara_kg.records import BODY_CUT_FROM, DEFAULT_MAX_BODY_CHARS
+from nara_kg.ingest import stages as pipeline
+from nara_kg.ingest.inputs import SKIPPED_FILE, scan_input_tree
+from nara_kg.ingest.layout import WorkLayout
+from nara_kg.ingest.records import BODY_CUT_FROM, DEFAULT_MAX_BODY_CHARS
+from nara_kg.model import edges
 
 
 def record(na_id: int, **fields: Any) -> str:

@@ -111,7 +111,7 @@ def checkout_env(base: dict[str, str] | None = None) -> dict[str, str]:
 
 def input_partition_keys(data_dir: Path) -> list[str]:
     """The partition keys of an export: input file paths relative to the data folder."""
-    from nara_kg import inputs
+    from nara_kg.ingest import inputs
 
     if hasattr(inputs, "list_input_paths"):
         return list(inputs.list_input_paths(data_dir))

@@ -7,7 +7,9 @@ from typing import Any
 
 import pytest
 
-from nara_kg.answering import (
+from nara_kg.generation.llm import ExtractiveLLM, GenerationCache
+from nara_kg.generation.reports import CommunityReport, Finding
+from nara_kg.retrieval.answering import (
     ANSWER_PROMPT,
     CLASSIFICATION_PROMPT,
     REFUSAL,
@@ -20,8 +22,6 @@ from nara_kg.answering import (
     pack_batches,
     parse_points,
 )
-from nara_kg.llm import ExtractiveLLM, GenerationCache
-from nara_kg.reports import CommunityReport, Finding
 
 
 def count_words(text: str) -> int:
@@ -502,7 +502,7 @@ def test_an_oversized_summary_is_halved_to_fit() -> None:
 
 
 def test_initials_and_titles_do_not_end_a_sentence() -> None:
-    from nara_kg.answering import _SENTENCE_BREAK
+    from nara_kg.retrieval.answering import _SENTENCE_BREAK
 
     text = "Letters of Harold D. Whitcombe to Mr. Smith. Henry Morgenthau, Jr. replied! Done?"
     assert _SENTENCE_BREAK.split(text) == [

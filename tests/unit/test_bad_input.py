@@ -18,9 +18,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from graph_assets.common import plain_metadata
-from nara_kg import pipeline
-from nara_kg.layout import WorkLayout
-from nara_kg.parsing import reject_category
+from nara_kg.ingest import stages as pipeline
+from nara_kg.ingest.layout import WorkLayout
+from nara_kg.ingest.parsing import reject_category
 from quality import names
 from quality.checks import parsed_records_reject_share
 from quality.config import RejectShareConfig

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from nara_kg.chunking import (
+from nara_kg.ingest.chunking import (
     SEED_CHUNK_SIZE,
     HeaderFields,
     build_header,

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from nara_kg.communities import build_hierarchy, community_key
+from nara_kg.model.community_hierarchy import build_hierarchy, community_key
 
 
 def test_level_zero_is_finest_and_parents_nest() -> None:

@@ -1,4 +1,4 @@
-"""Tests of the synthetic NARA record generator (nara_kg.demo_data)."""
+"""Tests of the synthetic NARA record generator (nara_kg.demo.generator)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from nara_kg.demo_data import SHARD_LINES, DemoDataSummary, generate_demo_data
-from nara_kg.parsing import ParsedRecord, Rejected, iter_file
-from nara_kg.schema import AUTHORITY_TYPES, DESCRIPTION_TYPES, RECORD_TYPES
+from nara_kg.demo.generator import SHARD_LINES, DemoDataSummary, generate_demo_data
+from nara_kg.ingest.parsing import ParsedRecord, Rejected, iter_file
+from nara_kg.model.schema import AUTHORITY_TYPES, DESCRIPTION_TYPES, RECORD_TYPES
 
 EXPORT_DIR = Path(__file__).resolve().parents[3] / "shared" / "data" / "nara" / "export"
 needs_real_data = pytest.mark.skipif(

@@ -1,13 +1,13 @@
 from __future__ import annotations
 
-from nara_kg.edges import (
+from nara_kg.model.edges import (
     RecordLinks,
     authority_edges,
     includes_edges,
     next_edges,
     resolve_authority,
 )
-from nara_kg.schema import AUTHORITY_RELATIONSHIPS, Rel
+from nara_kg.model.schema import AUTHORITY_RELATIONSHIPS, Rel
 
 SERIES = RecordLinks(na_id=10, chunk_count=3, parent_na_id=1, references=(("creator", 500),))
 FILE_UNIT = RecordLinks(na_id=11, chunk_count=1, parent_na_id=10, references=(("subject", 600),))

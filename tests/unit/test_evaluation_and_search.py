@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from nara_kg.evaluation import (
+from nara_kg.retrieval.evaluation import (
     Question,
     evaluate_local,
     first_relevant_rank,
@@ -14,7 +14,7 @@ from nara_kg.evaluation import (
     mrr_at,
     percentile,
 )
-from nara_kg.search import lucene_query, reciprocal_rank_fusion
+from nara_kg.retrieval.search import lucene_query, reciprocal_rank_fusion
 
 
 def test_rank_and_metrics() -> None:

@@ -12,10 +12,10 @@ import pyarrow as pa
 import pytest
 
 from graph_assets.common import plain_metadata
-from nara_kg import pipeline
-from nara_kg.demo_data import generate_demo_data
-from nara_kg.layout import WorkLayout
-from nara_kg.schema import RECORD_TYPES, source_url
+from nara_kg.demo.generator import generate_demo_data
+from nara_kg.ingest import stages as pipeline
+from nara_kg.ingest.layout import WorkLayout
+from nara_kg.model.schema import RECORD_TYPES, source_url
 from quality import expectations, frames, names
 from quality.checks import (
     ALL_CHECKS,
@@ -241,7 +241,7 @@ def test_gx_is_not_imported_by_the_code_location() -> None:
     import subprocess
     import sys
 
-    code = "import sys, nara_kg.definitions; print('great_expectations' in sys.modules)"
+    code = "import sys, nara_kg.app.definitions; print('great_expectations' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

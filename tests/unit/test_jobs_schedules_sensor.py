@@ -18,8 +18,8 @@ from jobs import (
     kg_file_stages,
     kg_graph,
 )
-from nara_kg.definitions import defs
-from nara_kg.launch import split_ranges
+from nara_kg.app.definitions import defs
+from nara_kg.app.launch import split_ranges
 from resources import PipelinePaths
 from schedules import NIGHTLY_REBUILD, RANGE_END, RANGE_START, build_defs, input_files_sensor
 

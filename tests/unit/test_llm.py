@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from nara_kg.llm import (
+from nara_kg.generation.llm import (
     ExtractiveLLM,
     GenerationCache,
     LLMError,
@@ -448,7 +448,7 @@ def test_each_generation_is_visible_to_another_process_as_soon_as_it_is_stored(
             [
                 sys.executable,
                 "-c",
-                "import sys; from nara_kg.llm import GenerationCache; "
+                "import sys; from nara_kg.generation.llm import GenerationCache; "
                 "print(GenerationCache(sys.argv[1]).get('k'))",
                 str(path),
             ],

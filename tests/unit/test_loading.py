@@ -1,5 +1,5 @@
-"""Stage loops of `nara_kg.loading`, with the Neo4j side faked (the real side is covered by the
-integration tests)."""
+"""Stage loops of `nara_kg.build.loading`, with the Neo4j side faked (the real side is covered by
+the integration tests)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from nara_kg import loading
+from nara_kg.build import loading
 
 
 def test_context_batches_never_mix_levels_and_stay_bounded() -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from nara_kg import neo4j_runtime
+from nara_kg.devserver import runtime as neo4j_runtime
 from nara_kg.settings import LOCAL_DEFAULT_PASSWORD, Neo4jSettings
 
 

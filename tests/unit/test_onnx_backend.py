@@ -7,7 +7,7 @@ import importlib.util
 import numpy as np
 import pytest
 
-from nara_kg.embedding import Embedder, resolve_model_path
+from nara_kg.embedding.encoder import Embedder, resolve_model_path
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("onnxruntime") is None or importlib.util.find_spec("onnx") is None,
@@ -53,7 +53,7 @@ def test_onnx_backend_keeps_the_model_interface(
 
 
 def test_export_is_cached(onnx_embedder: Embedder) -> None:
-    from nara_kg.onnx_backend import EXPORT_INFO_FILE, ONNX_FILE, export_dir_for
+    from nara_kg.embedding.onnx_backend import EXPORT_INFO_FILE, ONNX_FILE, export_dir_for
 
     onnx_embedder.encode(["warm"])
     target = export_dir_for(resolve_model_path(onnx_embedder.model), onnx_embedder.model)

@@ -1,4 +1,4 @@
-"""Tests of nara_kg.parsing on hand-written synthetic records (and, when present, the real
+"""Tests of nara_kg.ingest.parsing on hand-written synthetic records (and, when present, the real
 records in ../shared, read at test time only)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from nara_kg.parsing import (
+from nara_kg.ingest.parsing import (
     FIELDS_BY_TYPE,
     ParsedRecord,
     Reference,
@@ -23,7 +23,7 @@ from nara_kg.parsing import (
     parse_line,
     reject_category,
 )
-from nara_kg.schema import RECORD_TYPES, REFERENCE_LISTS
+from nara_kg.model.schema import RECORD_TYPES, REFERENCE_LISTS
 
 SHARED_NARA = Path(__file__).resolve().parents[3] / "shared" / "data" / "nara"
 EXPORT_DIR = SHARED_NARA / "export"

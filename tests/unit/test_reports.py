@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from nara_kg.llm import ExtractiveLLM, GenerationCache, llm_cache_key
-from nara_kg.reports import (
+from nara_kg.generation.llm import ExtractiveLLM, GenerationCache, llm_cache_key
+from nara_kg.generation.reports import (
     CommunityReport,
     Finding,
     MemberInfo,
@@ -530,7 +530,7 @@ def test_generate_extractive_report_is_cached(tmp_path: Path) -> None:
 def test_a_new_extractive_version_rebuilds_cached_reports(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import nara_kg.reports as reports_module
+    import nara_kg.generation.reports as reports_module
 
     context = extractive_context()
     with GenerationCache(tmp_path / "c.sqlite") as cache:

@@ -20,7 +20,7 @@ from functools import lru_cache
 
 from langchain_text_splitters import RecursiveCharacterTextSplitter
 
-from nara_kg.schema import chunk_id
+from nara_kg.model.schema import chunk_id
 
 SEED_CHUNK_SIZE = 500
 SEED_CHUNK_OVERLAP = 0

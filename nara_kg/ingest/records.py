@@ -16,8 +16,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from nara_kg.layout import temporary_sibling
-from nara_kg.parsing import ParsedRecord, Rejected, StubRecord, reject_category
+from nara_kg.ingest.layout import temporary_sibling
+from nara_kg.ingest.parsing import ParsedRecord, Rejected, StubRecord, reject_category
 
 RECORD_SCHEMA = pa.schema(
     [

@@ -114,7 +114,7 @@ def bench_command(
     suite = _import_suite()
     settings = Neo4jSettings.from_env()
     if settings.managed:
-        from nara_kg import neo4j_runtime
+        from nara_kg.devserver import runtime as neo4j_runtime
 
         neo4j_runtime.start(settings, neo4j_home(), log=lambda m: click.echo(m, err=True))
     if quick:

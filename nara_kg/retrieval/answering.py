@@ -1,13 +1,14 @@
 """Request classification, grounded answers, and global search over community reports.
 
 Pure functions: retrieval (vector search, the provenance subgraph) happens elsewhere and hands
-over plain :class:`AnswerContext` records or :class:`~nara_kg.reports.CommunityReport` objects.
+over plain :class:`AnswerContext` records or
+:class:`~nara_kg.generation.reports.CommunityReport` objects.
 
-Every function has two paths. With a model (:class:`nara_kg.llm.OpenAICompatibleLLM` or
-:class:`nara_kg.llm.TransformersLLM`) it uses seed 000's prompts (classification, answer) and
-GraphRAG's map/reduce prompts (seed 001's ``GLOBAL_MAP_POINTS``/``GLOBAL_QUERY``, with the
-procedure of seeds 002/003). With the offline default (:class:`nara_kg.llm.ExtractiveLLM`) it is
-rule-based and says so in ``method``:
+Every function has two paths. With a model (:class:`~nara_kg.generation.llm.OpenAICompatibleLLM` or
+:class:`~nara_kg.generation.llm.TransformersLLM`) it uses seed 000's prompts (classification,
+answer) and GraphRAG's map/reduce prompts (seed 001's ``GLOBAL_MAP_POINTS``/``GLOBAL_QUERY``,
+with the procedure of seeds 002/003). With the offline default
+(:class:`~nara_kg.generation.llm.ExtractiveLLM`) it is rule-based and says so in ``method``:
 
 * classification: display verbs (show, list, display, give me, find, ...) at the start of the
   request, or "what/which records|documents|files|...", mean ``show_records``; anything else is a
@@ -34,9 +35,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from nara_kg.chunking import TokenCounter
-from nara_kg.llm import LLM, GenerationCache, cached_complete, describe, is_extractive
-from nara_kg.reports import CommunityReport, Finding, extract_json_object
+from nara_kg.generation.llm import LLM, GenerationCache, cached_complete, describe, is_extractive
+from nara_kg.generation.reports import CommunityReport, Finding, extract_json_object
+from nara_kg.ingest.chunking import TokenCounter
 
 RequestKind = Literal["question", "show_records"]
 

@@ -31,7 +31,8 @@ tips over the budget loses its last-added elements until it fits.
 
 Extractive report
 -----------------
-With no model (:class:`nara_kg.llm.ExtractiveLLM`) the report is built from the context alone;
+With no model (:class:`~nara_kg.generation.llm.ExtractiveLLM`) the report is built from the
+context alone;
 see :func:`extractive_report` for the title, summary, rating and findings rules.
 """
 
@@ -48,8 +49,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from nara_kg.chunking import TokenCounter
-from nara_kg.llm import (
+from nara_kg.generation.llm import (
     EXTRACTIVE_BACKEND,
     LLM,
     GenerationCache,
@@ -58,6 +58,7 @@ from nara_kg.llm import (
     describe,
     is_extractive,
 )
+from nara_kg.ingest.chunking import TokenCounter
 
 EXCERPT_MAX_CHARS: Final = 400
 TITLE_MAX_CHARS: Final = 200

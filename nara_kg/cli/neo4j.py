@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from nara_kg import neo4j_runtime
+from nara_kg.devserver import runtime as neo4j_runtime
 from nara_kg.settings import Neo4jSettings, neo4j_home
 
 

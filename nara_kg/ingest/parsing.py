@@ -39,8 +39,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Final, Literal
 
-from nara_kg import schema
-from nara_kg.schema import RecordKind
+from nara_kg.model import schema
+from nara_kg.model.schema import RecordKind
 
 RAW_LIMIT: Final = 2_000
 _MAX_NA_ID: Final = 2**63 - 1  # Neo4j integers are signed 64-bit

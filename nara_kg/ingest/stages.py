@@ -2,7 +2,7 @@
 then the graph-wide selection of one row per naId across every file.
 
 Each per-file stage reads and writes only that file's parts under the work directory (see
-:mod:`nara_kg.layout`), so files are independent Dagster partitions that run in parallel and
+:mod:`nara_kg.ingest.layout`), so files are independent Dagster partitions that run in parallel and
 retry alone. A stage skips a file whose inputs are unchanged (content hash, chunker, model)
 unless `force` is set (the full rebuild). The Dagster assets are thin wrappers around these
 functions; `scan_inputs`, `parse_inputs` and `chunk_records` run a stage over every file.
@@ -22,9 +22,8 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from nara_kg.chunking import HeaderFields, TokenCounter, chunk_record
-from nara_kg.edges import RecordLinks
-from nara_kg.inputs import (
+from nara_kg.ingest.chunking import HeaderFields, TokenCounter, chunk_record
+from nara_kg.ingest.inputs import (
     SKIPPED_FILE,
     InputFile,
     SkippedFile,
@@ -33,9 +32,9 @@ from nara_kg.inputs import (
     scan_input_tree,
     sha256_of,
 )
-from nara_kg.layout import WorkLayout, temporary_sibling
-from nara_kg.parsing import iter_file
-from nara_kg.records import (
+from nara_kg.ingest.layout import WorkLayout, temporary_sibling
+from nara_kg.ingest.parsing import iter_file
+from nara_kg.ingest.records import (
     DEFAULT_MAX_BODY_CHARS,
     REJECT_SCHEMA,
     ParseStats,
@@ -43,10 +42,11 @@ from nara_kg.records import (
     select_records,
     write_parsed_file,
 )
-from nara_kg.schema import Prop
+from nara_kg.model.edges import RecordLinks
+from nara_kg.model.schema import Prop
 
 if TYPE_CHECKING:
-    from nara_kg.embedding import Embedder
+    from nara_kg.embedding.encoder import Embedder
 
 Log = Callable[[str], None]
 
@@ -734,7 +734,7 @@ def embed_file(
     `page_size` per call, so batches hold texts of near-equal length."""
     import numpy as np
 
-    from nara_kg.embedding import release_free_memory
+    from nara_kg.embedding.encoder import release_free_memory
 
     model_key = embedder.key
     result = FileEmbeddingResult(model_key=model_key)

@@ -11,17 +11,9 @@ from typing import Any, Literal
 
 from neo4j import Driver
 
-from nara_kg.answering import (
-    AnswerContext,
-    answer_question,
-    classify_request,
-    global_search,
-    is_overview_question,
-)
-from nara_kg.embedding import Embedder
+from nara_kg.embedding.encoder import Embedder
 from nara_kg.errors import UserError
-from nara_kg.graph import reports as report_cypher
-from nara_kg.llm import (
+from nara_kg.generation.llm import (
     EXTRACTIVE_BACKEND,
     LLM,
     ExtractiveLLM,
@@ -29,9 +21,17 @@ from nara_kg.llm import (
     LLMUnreachable,
     describe,
 )
-from nara_kg.reports import CommunityReport, parse_report
-from nara_kg.schema import Rel
-from nara_kg.search import (
+from nara_kg.generation.reports import CommunityReport, parse_report
+from nara_kg.graph import reports as report_cypher
+from nara_kg.model.schema import Rel
+from nara_kg.retrieval.answering import (
+    AnswerContext,
+    answer_question,
+    classify_request,
+    global_search,
+    is_overview_question,
+)
+from nara_kg.retrieval.search import (
     NO_FILTERS,
     SearchFilters,
     SearchHit,

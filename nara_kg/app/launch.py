@@ -31,7 +31,7 @@ from graph_assets.evaluation import retrieval_evaluation
 from graph_assets.partitions import FULL, REBUILD_TAG, PartitionSync, input_files
 from graph_assets.partitions import sync_file_partitions as sync_partitions
 from jobs import KG_FILE_STAGES, KG_FULL_REBUILD, KG_INCREMENTAL
-from nara_kg import definitions
+from nara_kg.app import definitions
 from nara_kg.settings import PROJECT_ROOT
 from schedules import RANGE_END, RANGE_START
 
@@ -200,7 +200,7 @@ def _parallel_file_runs(
             "job",
             "execute",
             "-m",
-            "nara_kg.definitions",
+            "nara_kg.app.definitions",
             "-j",
             KG_FILE_STAGES,
             "-c",

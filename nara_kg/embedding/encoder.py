@@ -73,7 +73,7 @@ class Embedder:
             if self.backend == "onnx":
                 # sentence-transformers' own ONNX backend needs optimum-onnx, which pins an
                 # older transformers; the local model is exported once and cached instead.
-                from nara_kg.onnx_backend import load_onnx_sentence_transformer
+                from nara_kg.embedding.onnx_backend import load_onnx_sentence_transformer
 
                 self._model = load_onnx_sentence_transformer(
                     path, device=self.device, name=self.model

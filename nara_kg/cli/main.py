@@ -13,8 +13,8 @@ from typing import Any, cast
 
 import click
 
-from nara_kg.bench_cli import bench_command
-from nara_kg.neo4j_cli import neo4j_group
+from nara_kg.cli.bench import bench_command
+from nara_kg.cli.neo4j import neo4j_group
 from nara_kg.settings import PROJECT_ROOT, Neo4jSettings
 
 #: The embedded instance of `make demo` (SQLite): run monitoring marks a run whose process died
@@ -101,7 +101,7 @@ def demo_data(
     out_dir: Path, records: int, seed: int, shard_lines: int, real_export: Path | None
 ) -> None:
     """Generate realistic NARA export records of all ten types into OUT_DIR."""
-    from nara_kg.demo_data import generate_demo_data
+    from nara_kg.demo.generator import generate_demo_data
 
     summary = generate_demo_data(
         out_dir, records=records, seed=seed, real_export_dir=real_export, shard_lines=shard_lines
@@ -114,7 +114,7 @@ def demo_data(
 
 
 def _ensure_server() -> None:
-    from nara_kg import neo4j_runtime
+    from nara_kg.devserver import runtime as neo4j_runtime
     from nara_kg.settings import neo4j_home
 
     settings = Neo4jSettings.from_env()
@@ -159,8 +159,8 @@ def build(data_dir: Path | None, full: bool, parallel: int, wait_s: float, as_js
     """
     import dagster as dg
 
-    from nara_kg.launch import build as launch_build
-    from nara_kg.locking import build_lock
+    from nara_kg.app.launch import build as launch_build
+    from nara_kg.app.locking import build_lock
 
     with _resources() as r:
         data = (data_dir or r.paths.data_path).resolve()
@@ -238,7 +238,7 @@ def _resources() -> Iterator[Any]:
 
 
 def _filter_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """The search filters (nara_kg.search.SearchFilters) as options of `search` and `ask`."""
+    """The search filters (retrieval.search.SearchFilters) as options of `search` and `ask`."""
     options = [
         click.option(
             "--description-level",
@@ -289,7 +289,7 @@ def _filter_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _filters(options: dict[str, Any]) -> Any:
-    from nara_kg.search import SearchFilters
+    from nara_kg.retrieval.search import SearchFilters
 
     return SearchFilters(
         levels=tuple(options["levels"]),
@@ -309,7 +309,7 @@ def _filters(options: dict[str, Any]) -> Any:
 @_filter_options
 def search(query: str, k: int, as_json: bool, **filter_options: Any) -> None:
     """Hybrid local search (vector + full-text, fused) with hierarchy and authorities."""
-    from nara_kg.search import local_search
+    from nara_kg.retrieval.search import local_search
 
     filters = _filters(filter_options)
     with _resources() as r:
@@ -352,8 +352,8 @@ def search(query: str, k: int, as_json: bool, **filter_options: Any) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def evaluate(questions: Path, as_json: bool) -> None:
     """Retrieval metrics over a question file: hit@1, hit@5, MRR@10, latency p50/p95."""
-    from nara_kg.evaluation import evaluate_local, load_questions
-    from nara_kg.search import local_search
+    from nara_kg.retrieval.evaluation import evaluate_local, load_questions
+    from nara_kg.retrieval.search import local_search
 
     with _resources() as r:
         driver, database = r.neo4j.get_driver(), r.neo4j.database
@@ -401,8 +401,8 @@ def ask_command(
     **filter_options: Any,
 ) -> None:
     """Answer a question (or list records) from the graph, with the provenance subgraph."""
-    from nara_kg.ask import Mode, ask_with_fallback
-    from nara_kg.llm import GenerationCache
+    from nara_kg.generation.llm import GenerationCache
+    from nara_kg.retrieval.ask import Mode, ask_with_fallback
 
     filters = _filters(filter_options)
     with _resources() as r:

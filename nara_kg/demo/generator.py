@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from nara_kg.parsing import ParsedRecord, Reference, iter_file
+from nara_kg.ingest.parsing import ParsedRecord, Reference, iter_file
 
 SHARD_LINES: Final = 200
 MIN_RECORDS: Final = 40

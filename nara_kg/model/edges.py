@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from nara_kg.schema import AUTHORITY_RELATIONSHIPS, Rel, chunk_id
+from nara_kg.model.schema import AUTHORITY_RELATIONSHIPS, Rel, chunk_id
 
 Edge = tuple[str, str]
 

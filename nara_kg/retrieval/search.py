@@ -28,7 +28,7 @@ from neo4j import Driver
 
 from nara_kg.errors import QueryError
 from nara_kg.graph import search as cypher
-from nara_kg.schema import AUTHORITY_TYPES, DESCRIPTION_TYPES, RecordKind
+from nara_kg.model.schema import AUTHORITY_TYPES, DESCRIPTION_TYPES, RecordKind
 
 RRF_K = 10
 #: Candidates fetched from each index per requested result: chunks of one record collapse into

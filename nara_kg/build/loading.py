@@ -17,17 +17,17 @@ from typing import Any
 
 from neo4j import Driver
 
-from nara_kg import edges as edge_rules
-from nara_kg.embedding import Embedder, release_free_memory
+from nara_kg.model import edges as edge_rules
+from nara_kg.embedding.encoder import Embedder, release_free_memory
 from nara_kg.graph import embeddings as embedding_cypher
 from nara_kg.graph import nodes as node_cypher
 from nara_kg.graph import reports as report_cypher
 from nara_kg.graph.relationships import SyncResult, sync_edges
-from nara_kg.inputs import file_id_of
-from nara_kg.layout import WorkLayout
-from nara_kg.llm import describe
-from nara_kg.pipeline import iter_chunks, read_aliases, read_vector_part, record_links
-from nara_kg.reports import (
+from nara_kg.ingest.inputs import file_id_of
+from nara_kg.ingest.layout import WorkLayout
+from nara_kg.generation.llm import describe
+from nara_kg.ingest.stages import iter_chunks, read_aliases, read_vector_part, record_links
+from nara_kg.generation.reports import (
     CommunityReport,
     MemberInfo,
     RelationshipInfo,
@@ -36,7 +36,7 @@ from nara_kg.reports import (
     build_context,
     generate_report,
 )
-from nara_kg.schema import AUTHORITY_RELATIONSHIPS, Prop, Rel
+from nara_kg.model.schema import AUTHORITY_RELATIONSHIPS, Prop, Rel
 
 Log = Callable[[str], None]
 
@@ -275,7 +275,7 @@ def _size_bucket(size: int) -> str:
 
 def detect_communities(driver: Driver, database: str, gds: Any) -> CommunityResult:
     """Hierarchical Leiden over first chunks; Community nodes and IN_COMMUNITY by difference."""
-    from nara_kg.communities import build_hierarchy
+    from nara_kg.model.community_hierarchy import build_hierarchy
     from nara_kg.graph import communities as community_cypher
 
     leiden = community_cypher.run_leiden(gds)
