@@ -20,7 +20,8 @@ from graph_assets.graph import (
     includes_relationships,
     text_embeddings,
 )
-from nara_kg.build import loading
+from nara_kg.build import communities as build_communities
+from nara_kg.generation import generate as report_generation
 from resources import EmbeddingModel, LLMResource, Neo4jResource, PipelinePaths
 
 
@@ -46,7 +47,9 @@ def graph_communities(
 ) -> dg.MaterializeResult:
     metadata: dict[str, Any] = {}
     with timed(metadata):
-        result = loading.detect_communities(neo4j.get_driver(), neo4j.database, neo4j.get_gds())
+        result = build_communities.detect_communities(
+            neo4j.get_driver(), neo4j.database, neo4j.get_gds()
+        )
     context.log.info(
         f"{sum(result.communities_per_level.values())} communities over {result.levels} levels "
         f"(projection: {result.nodes} nodes, {result.relationships} relationships)"
@@ -112,7 +115,7 @@ def community_reports(
     paths.llm_cache_path.parent.mkdir(parents=True, exist_ok=True)
     metadata: dict[str, Any] = {}
     with GenerationCache(paths.llm_cache_path) as cache, timed(metadata):
-        result = loading.generate_community_reports(
+        result = report_generation.generate_community_reports(
             neo4j.get_driver(),
             neo4j.database,
             generator,

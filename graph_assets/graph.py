@@ -1,5 +1,5 @@
 """Graph-wide stages, once over every file: the record selection, then nodes, embeddings,
-indexes and relationships in Neo4j (written by difference; core: :mod:`nara_kg.build.loading`)."""
+indexes and relationships in Neo4j (written by difference; core: :mod:`nara_kg.build`)."""
 
 from typing import Any
 
@@ -17,7 +17,9 @@ from graph_assets.common import (
 )
 from graph_assets.files import CHUNK_EMBEDDINGS, CHUNKS, PARSED_RECORDS
 from graph_assets.partitions import is_full_rebuild
-from nara_kg.build import loading
+from nara_kg.build import embeddings as build_embeddings
+from nara_kg.build import nodes as build_nodes
+from nara_kg.build import relationships as build_relationships
 from nara_kg.graph import indexes, nodes
 from nara_kg.graph.relationships import SyncResult
 from nara_kg.ingest import stages as pipeline
@@ -106,7 +108,7 @@ def record_selection(
         "One node per chunk of a chosen record, labelled Chunk + its record type (+ "
         "recordWithText when its text is embedded), seed 000's properties; chunkId unique, "
         "naId indexed. Only new or changed chunks are written (UNWIND + MERGE); chunks gone "
-        "from the input are deleted. Core: nara_kg.build.loading.sync_nodes."
+        "from the input are deleted. Core: nara_kg.build.build_nodes.sync_nodes."
     ),
 )
 def graph_nodes(
@@ -115,7 +117,7 @@ def graph_nodes(
     driver = neo4j.get_driver()
     metadata: dict[str, Any] = {}
     with timed(metadata):
-        result = loading.sync_nodes(
+        result = build_nodes.sync_nodes(
             driver,
             neo4j.database,
             paths.layout,
@@ -150,7 +152,7 @@ def graph_nodes(
         "Vectors in `textEmbedding` for every chunk whose text or model changed since its last "
         "embedding: taken from the per-file chunk_embeddings parts; the few no part holds "
         "(chosen stubs, whose titles many files share) are encoded here. Core: "
-        "nara_kg.build.loading.embed_pending."
+        "nara_kg.build.build_embeddings.embed_pending."
     ),
 )
 def text_embeddings(
@@ -162,7 +164,7 @@ def text_embeddings(
     embedder = embedding_model.get_embedder()
     metadata: dict[str, Any] = {}
     with timed(metadata):
-        result = loading.embed_pending(
+        result = build_embeddings.embed_pending(
             neo4j.get_driver(),
             neo4j.database,
             embedder,
@@ -249,7 +251,7 @@ def _sync_metadata(results: list[SyncResult], metadata: dict[str, Any]) -> dict[
 def next_relationships(neo4j: Neo4jResource, paths: PipelinePaths) -> dg.MaterializeResult:
     metadata: dict[str, Any] = {}
     with timed(metadata):
-        result = loading.sync_next(neo4j.get_driver(), neo4j.database, paths.layout)
+        result = build_relationships.sync_next(neo4j.get_driver(), neo4j.database, paths.layout)
     return dg.MaterializeResult(metadata=_sync_metadata([result], metadata))
 
 
@@ -271,7 +273,9 @@ def includes_relationships(
 ) -> dg.MaterializeResult:
     metadata: dict[str, Any] = {}
     with timed(metadata):
-        result, cycles = loading.sync_includes(neo4j.get_driver(), neo4j.database, paths.layout)
+        result, cycles = build_relationships.sync_includes(
+            neo4j.get_driver(), neo4j.database, paths.layout
+        )
     for cycle in cycles:
         context.log.warning(
             f"ancestor cycle {' -> '.join(map(str, cycle))} -> {cycle[0]}: naId {cycle[0]} "
@@ -306,5 +310,7 @@ def includes_relationships(
 def authority_relationships(neo4j: Neo4jResource, paths: PipelinePaths) -> dg.MaterializeResult:
     metadata: dict[str, Any] = {}
     with timed(metadata):
-        results = loading.sync_authorities(neo4j.get_driver(), neo4j.database, paths.layout)
+        results = build_relationships.sync_authorities(
+            neo4j.get_driver(), neo4j.database, paths.layout
+        )
     return dg.MaterializeResult(metadata=_sync_metadata(results, metadata))

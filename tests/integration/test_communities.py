@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from nara_kg.build import loading
+from nara_kg.build import communities as build_communities
 from nara_kg.graph.communities import projection_exists
 from tests.graph_helpers import scalar, wipe
 
@@ -58,7 +58,7 @@ def membership(driver: Any) -> dict[int, str]:
 
 def test_groups_become_level_zero_communities(neo4j_driver: Any, gds: Any) -> None:
     make_graph(neo4j_driver)
-    result = loading.detect_communities(neo4j_driver, "neo4j", gds)
+    result = build_communities.detect_communities(neo4j_driver, "neo4j", gds)
     assert result.levels >= 1
     members = membership(neo4j_driver)
     assert 99 not in members  # the isolated record is a singleton: no community
@@ -89,9 +89,9 @@ def test_groups_become_level_zero_communities(neo4j_driver: Any, gds: Any) -> No
 
 def test_reproducible_and_idempotent(neo4j_driver: Any, gds: Any) -> None:
     make_graph(neo4j_driver)
-    loading.detect_communities(neo4j_driver, "neo4j", gds)
+    build_communities.detect_communities(neo4j_driver, "neo4j", gds)
     first = membership(neo4j_driver)
-    again = loading.detect_communities(neo4j_driver, "neo4j", gds)
+    again = build_communities.detect_communities(neo4j_driver, "neo4j", gds)
     assert membership(neo4j_driver) == first
     assert again.write["added"] == 0 and again.write["removed"] == 0
 
@@ -117,5 +117,5 @@ class LeidenFails:
 def test_projection_dropped_when_leiden_fails(neo4j_driver: Any, gds: Any) -> None:
     make_graph(neo4j_driver)
     with pytest.raises(RuntimeError, match="leiden failed"):
-        loading.detect_communities(neo4j_driver, "neo4j", LeidenFails(gds))
+        build_communities.detect_communities(neo4j_driver, "neo4j", LeidenFails(gds))
     assert not projection_exists(gds)

@@ -1,5 +1,5 @@
-"""Stage loops of `nara_kg.build.loading`, with the Neo4j side faked (the real side is covered by
-the integration tests)."""
+"""Stage loops of `nara_kg.build` and the report generation loop, with the Neo4j side faked
+(the real side is covered by the integration tests)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from nara_kg.build import loading
+from nara_kg.build import embeddings as build_embeddings
+from nara_kg.generation import generate as report_generation
 
 
 def test_context_batches_never_mix_levels_and_stay_bounded() -> None:
@@ -17,7 +18,9 @@ def test_context_batches_never_mix_levels_and_stay_bounded() -> None:
         for level, sizes in ((0, [2] * 7), (1, [5, 9, 30]), (2, [44]))
         for i, size in enumerate(sizes)
     ]
-    batches = list(loading._same_level_batches(communities, max_communities=3, max_members=20))
+    batches = list(
+        report_generation._same_level_batches(communities, max_communities=3, max_members=20)
+    )
     assert [[c["id"] for c in b] for b in batches] == [
         ["0-0", "0-1", "0-2"],
         ["0-3", "0-4", "0-5"],
@@ -59,13 +62,13 @@ def test_embedding_goes_longest_first_in_pages_and_writes_every_page(
             stored[row["id"]] = row["vector"]
         return len(rows)
 
-    monkeypatch.setattr(loading.embedding_cypher, "fetch_pending", fetch_pending)
-    monkeypatch.setattr(loading.embedding_cypher, "write_vectors", write_vectors)
+    monkeypatch.setattr(build_embeddings.embedding_cypher, "fetch_pending", fetch_pending)
+    monkeypatch.setattr(build_embeddings.embedding_cypher, "write_vectors", write_vectors)
     monkeypatch.setattr(
-        loading.embedding_cypher, "count_pending", lambda *a: len(texts) - len(stored)
+        build_embeddings.embedding_cypher, "count_pending", lambda *a: len(texts) - len(stored)
     )
     embedder = FakeEmbedder()
-    result = loading.embed_pending(
+    result = build_embeddings.embed_pending(
         None,  # type: ignore[arg-type]
         "db",
         embedder,  # type: ignore[arg-type]
@@ -88,11 +91,11 @@ def test_a_failed_vector_write_stops_the_run_with_its_error(
     def write_vectors(driver: Any, database: str, model: str, page: list[dict[str, Any]]) -> int:
         raise ConnectionError("bolt went away")
 
-    monkeypatch.setattr(loading.embedding_cypher, "fetch_pending", lambda *a: rows)
-    monkeypatch.setattr(loading.embedding_cypher, "write_vectors", write_vectors)
-    monkeypatch.setattr(loading.embedding_cypher, "count_pending", lambda *a: len(rows))
+    monkeypatch.setattr(build_embeddings.embedding_cypher, "fetch_pending", lambda *a: rows)
+    monkeypatch.setattr(build_embeddings.embedding_cypher, "write_vectors", write_vectors)
+    monkeypatch.setattr(build_embeddings.embedding_cypher, "count_pending", lambda *a: len(rows))
     embedder = FakeEmbedder()
     with pytest.raises(ConnectionError, match="bolt went away"):
-        loading.embed_pending(None, "db", embedder, page_size=2)  # type: ignore[arg-type]
+        build_embeddings.embed_pending(None, "db", embedder, page_size=2)  # type: ignore[arg-type]
     # The error surfaced at the next page, not after encoding everything.
     assert len(embedder.calls) == 2

@@ -1,0 +1,252 @@
+"""community_reports: one report per community, bottom-up, cached by context, written by
+difference (the generation loop; context, prompts and parsing live beside it)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from neo4j import Driver
+
+from nara_kg.build.progress import Log, quiet
+from nara_kg.embedding.encoder import Embedder, release_free_memory
+from nara_kg.generation.llm import describe
+from nara_kg.generation.reports import (
+    CommunityReport,
+    MemberInfo,
+    RelationshipInfo,
+    ReportContext,
+    SubReport,
+    build_context,
+    generate_report,
+)
+from nara_kg.graph import reports as report_cypher
+
+
+@dataclass
+class ReportRunResult:
+    communities: int = 0
+    generated: int = 0
+    cached: int = 0
+    used_sub_reports: int = 0
+    truncated: int = 0
+    #: Communities with the same members as their only sub-community, given its report.
+    copied_from_sub_community: int = 0
+    summaries_embedded: int = 0
+    #: Distinct summary texts encoded (equal summaries share one vector).
+    summaries_encoded: int = 0
+    per_level: Counter[int] = field(default_factory=Counter)
+    preview: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _excerpt(text: str | None, limit: int = 300) -> str | None:
+    """The body of a chunk without its search header (the header only repeats the title)."""
+    if not text:
+        return None
+    body = text.split("\n\n", 1)[1] if "\n\n" in text else ""
+    body = " ".join(body.split())
+    return body[:limit] or None
+
+
+def _same_level_batches(
+    communities: Sequence[dict[str, Any]], *, max_communities: int = 200, max_members: int = 20_000
+) -> Iterator[list[dict[str, Any]]]:
+    """Consecutive communities of one level, few enough (and with few enough members between
+    them) to read their contexts in one query; levels never mix, so a batch's sub-communities
+    are all done before it."""
+    batch: list[dict[str, Any]] = []
+    members = 0
+    for community in communities:
+        size = int(community["size"] or 0)
+        if batch and (
+            community["level"] != batch[-1]["level"]
+            or len(batch) >= max_communities
+            or members + size > max_members
+        ):
+            yield batch
+            batch, members = [], 0
+        batch.append(community)
+        members += size
+    if batch:
+        yield batch
+
+
+def _report_context(
+    community: dict[str, Any],
+    members: Sequence[dict[str, Any]],
+    relationships: Sequence[dict[str, Any]],
+    done: dict[str, tuple[CommunityReport, frozenset[int]]],
+    *,
+    token_budget: int,
+    count_tokens: Callable[[str], int],
+    row_costs: dict[str, int],
+) -> ReportContext:
+    return build_context(
+        community["id"],
+        int(community["level"]),
+        [
+            MemberInfo(
+                na_id=int(m["naId"]),
+                title=m["title"],
+                node_type=m["nodeType"] or "record",
+                degree=int(m["degree"]),
+                excerpt=_excerpt(m["text"]),
+                source=m["source"],
+            )
+            for m in members
+        ],
+        [
+            RelationshipInfo(
+                source_na_id=int(r["source"]),
+                target_na_id=int(r["target"]),
+                rel_type=r["type"],
+                source_title=r["sourceTitle"],
+                target_title=r["targetTitle"],
+                degree=int(r["degree"]),
+            )
+            for r in relationships
+        ],
+        [
+            SubReport(child, len(done[child][1]), done[child][0], done[child][1])
+            for child in community["children"]
+            if child in done
+        ],
+        token_budget=token_budget,
+        count_tokens=count_tokens,
+        row_costs=row_costs,
+    )
+
+
+def _context_key(generator: str, context_text: str) -> str:
+    """What a report was made from: the generator and its exact context."""
+    return hashlib.sha256(f"{generator}\n{context_text}".encode()).hexdigest()[:16]
+
+
+def _report_row(community_id: str, report: CommunityReport, context_key: str) -> dict[str, Any]:
+    return {
+        "id": community_id,
+        "title": report.title,
+        "summary": report.summary,
+        "rating": float(report.rating),
+        "rating_explanation": report.rating_explanation,
+        "findings": json.dumps(
+            [{"summary": f.summary, "explanation": f.explanation} for f in report.findings],
+            ensure_ascii=False,
+        ),
+        "report": report.to_json(),
+        "generatedBy": report.generated_by,
+        "contextKey": context_key,
+    }
+
+
+def generate_community_reports(
+    driver: Driver,
+    database: str,
+    llm: Any,
+    cache: Any,
+    embedder: Embedder,
+    *,
+    token_budget: int,
+    log: Log = quiet,
+) -> ReportRunResult:
+    """One report per community, finest level first, so that a coarser community whose members
+    do not fit the budget can use its sub-communities' reports instead."""
+    result = ReportRunResult()
+    #: community id -> (its report, its members' naIds)
+    done: dict[str, tuple[CommunityReport, frozenset[int]]] = {}
+    context_keys: dict[str, str] = {}
+    row_costs: dict[str, int] = {}
+    rows: list[dict[str, Any]] = []
+    communities = report_cypher.communities(driver, database)
+    generator = describe(llm)
+    position = 0
+    for batch in _same_level_batches(communities):
+        # A community whose only sub-community has all of its members is that sub-community
+        # seen one level up: it takes the sub-community's report instead of a second
+        # generation (an LLM call with a real backend) that could only say the same.
+        copies = {
+            c["id"]: c["children"][0]
+            for c in batch
+            if len(c["children"]) == 1
+            and c["children"][0] in done
+            and len(done[c["children"][0]][1]) == int(c["size"] or 0)
+        }
+        to_read = [c["id"] for c in batch if c["id"] not in copies]
+        members_of = report_cypher.members_of_many(driver, database, to_read)
+        relationships_of = report_cypher.relationships_within(
+            driver,
+            database,
+            {cid: [int(m["naId"]) for m in members_of[cid]] for cid in to_read},
+        )
+        for community in batch:
+            position += 1
+            community_id = community["id"]
+            level = int(community["level"])
+            child = copies.get(community_id)
+            if child is not None:
+                child_report, na_ids = done[child]
+                report = replace(child_report, community_id=community_id, level=level)
+                context_key = context_keys[child]
+                result.copied_from_sub_community += 1
+            else:
+                context = _report_context(
+                    community,
+                    members_of[community_id],
+                    relationships_of[community_id],
+                    done,
+                    token_budget=token_budget,
+                    count_tokens=embedder.count_tokens,
+                    row_costs=row_costs,
+                )
+                report, was_cached = generate_report(context, llm, cache)
+                na_ids = frozenset(int(m["naId"]) for m in members_of[community_id])
+                context_key = _context_key(generator, context.text)
+                result.cached += int(was_cached)
+                result.generated += int(not was_cached)
+                result.used_sub_reports += int(context.used_sub_reports)
+                result.truncated += int(context.truncated)
+            done[community_id] = (report, na_ids)
+            context_keys[community_id] = context_key
+            result.communities += 1
+            result.per_level[level] += 1
+            rows.append(_report_row(community_id, report, context_key))
+            if len(result.preview) < 15:
+                result.preview.append(
+                    {
+                        "id": community_id,
+                        "size": len(na_ids),
+                        "title": report.title,
+                        "rating": report.rating,
+                    }
+                )
+            if position % 200 == 0:
+                log(f"reports: {position}/{len(communities)} ({result.cached} from cache)")
+    report_cypher.write_reports(driver, database, rows)
+
+    report_cypher.ensure_summary_index(driver, database, embedder.dimension)
+    pending = list(report_cypher.pending_summary_embeddings(driver, database, embedder.key))
+    if pending:
+        # A community with the same members as its only sub-community gets the same report,
+        # so many summaries repeat across levels; each distinct text is encoded once.
+        texts = sorted({row["text"] for row in pending})
+        vectors = dict(zip(texts, embedder.encode(texts), strict=True))
+        report_cypher.write_summary_embeddings(
+            driver,
+            database,
+            [
+                {
+                    "id": row["id"],
+                    "vector": vectors[row["text"]],
+                    "key": f"{embedder.key}|{row['key']}",
+                }
+                for row in pending
+            ],
+        )
+        result.summaries_encoded = len(texts)
+        release_free_memory()
+    result.summaries_embedded = len(pending)
+    return result
