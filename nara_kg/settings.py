@@ -1,4 +1,8 @@
-"""Settings read from the environment when they are asked for, never at import time."""
+"""Settings read from the environment when they are asked for, never at import time.
+
+Each default is written once, here; the functions read their variable on every call (pass
+`env` to read another mapping than `os.environ`).
+"""
 
 from __future__ import annotations
 
@@ -19,6 +23,19 @@ DEFAULT_DATA_DIR = PROJECT_ROOT / "var" / "demo-data"
 DEFAULT_WORK_DIR = PROJECT_ROOT / "var" / "work"
 LOCAL_BOLT_HOST = "127.0.0.1"
 LOCAL_BOLT_PORT = 7687
+#: Where the local Neo4j is assembled and runs.
+DEFAULT_NEO4J_HOME = PROJECT_ROOT / "neo4j" / "home"
+#: Sized for a 2-core, 24 GiB machine that also runs the Python pipeline and a torch model.
+DEFAULT_NEO4J_HEAP = "2g"
+DEFAULT_NEO4J_PAGECACHE = "1g"
+#: Exported ONNX models, one folder per model and export recipe.
+DEFAULT_MODEL_CACHE = PROJECT_ROOT / "var" / "models"
+#: The CLI's persistent Dagster instance.
+DEFAULT_DAGSTER_HOME = PROJECT_ROOT / "var" / "dagster_home"
+
+
+def _source(env: Mapping[str, str] | None) -> Mapping[str, str]:
+    return os.environ if env is None else env
 
 
 @dataclass(frozen=True)
@@ -49,17 +66,42 @@ class Neo4jSettings:
 
 def neo4j_home(env: Mapping[str, str] | None = None) -> Path:
     """Where the project assembles and runs its local Neo4j (NARA_KG_NEO4J_HOME overrides)."""
-    source: Mapping[str, str] = os.environ if env is None else env
-    return Path(source.get("NARA_KG_NEO4J_HOME", PROJECT_ROOT / "neo4j" / "home")).resolve()
+    return Path(_source(env).get("NARA_KG_NEO4J_HOME", DEFAULT_NEO4J_HOME)).resolve()
+
+
+def neo4j_heap_size(env: Mapping[str, str] | None = None) -> str:
+    """JVM heap of the local Neo4j, initial = max (NARA_KG_NEO4J_HEAP overrides)."""
+    return _source(env).get("NARA_KG_NEO4J_HEAP", "").strip() or DEFAULT_NEO4J_HEAP
+
+
+def neo4j_pagecache_size(env: Mapping[str, str] | None = None) -> str:
+    """Page cache of the local Neo4j (NARA_KG_NEO4J_PAGECACHE overrides)."""
+    return _source(env).get("NARA_KG_NEO4J_PAGECACHE", "").strip() or DEFAULT_NEO4J_PAGECACHE
+
+
+def java_home(env: Mapping[str, str] | None = None) -> Path | None:
+    """JAVA_HOME when it is set (the local Neo4j then runs its `bin/java`, if there is one)."""
+    configured = _source(env).get("JAVA_HOME")
+    return Path(configured) if configured else None
+
+
+def model_cache_dir(env: Mapping[str, str] | None = None) -> Path:
+    """Where exported ONNX models are kept (NARA_KG_MODEL_CACHE overrides)."""
+    configured = _source(env).get("NARA_KG_MODEL_CACHE", "").strip()
+    return Path(configured).expanduser() if configured else DEFAULT_MODEL_CACHE
+
+
+def dagster_home() -> Path:
+    """The CLI's Dagster instance folder (DAGSTER_HOME). When unset, the default is exported
+    too, because Dagster reads the variable itself."""
+    return Path(os.environ.setdefault("DAGSTER_HOME", str(DEFAULT_DAGSTER_HOME)))
 
 
 def work_dir(env: Mapping[str, str] | None = None) -> Path:
     """Pipeline working data: Parquet, rejects, caches (NARA_KG_WORK_DIR overrides)."""
-    source: Mapping[str, str] = os.environ if env is None else env
-    return Path(source.get("NARA_KG_WORK_DIR") or DEFAULT_WORK_DIR).resolve()
+    return Path(_source(env).get("NARA_KG_WORK_DIR") or DEFAULT_WORK_DIR).resolve()
 
 
 def data_dir(env: Mapping[str, str] | None = None) -> Path:
     """The input export (NARA_DATA_DIR); defaults to the generated demo data."""
-    source: Mapping[str, str] = os.environ if env is None else env
-    return Path(source.get("NARA_DATA_DIR") or DEFAULT_DATA_DIR).resolve()
+    return Path(_source(env).get("NARA_DATA_DIR") or DEFAULT_DATA_DIR).resolve()

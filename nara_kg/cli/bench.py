@@ -114,9 +114,9 @@ def bench_command(
     suite = _import_suite()
     settings = Neo4jSettings.from_env()
     if settings.managed:
-        from nara_kg.devserver import runtime as neo4j_runtime
+        from nara_kg.devserver import process as neo4j_server
 
-        neo4j_runtime.start(settings, neo4j_home(), log=lambda m: click.echo(m, err=True))
+        neo4j_server.start(settings, neo4j_home(), log=lambda m: click.echo(m, err=True))
     if quick:
         source = click.get_current_context().get_parameter_source("records")
         if source is not None and source.name == "DEFAULT":

@@ -7,7 +7,8 @@ import sys
 
 import click
 
-from nara_kg.devserver import runtime as neo4j_runtime
+from nara_kg.devserver import process as neo4j_server
+from nara_kg.devserver.layout import Neo4jRuntimeError
 from nara_kg.settings import Neo4jSettings, neo4j_home
 
 
@@ -27,8 +28,8 @@ def neo4j_group() -> None:
 def start(timeout: float) -> None:
     settings = Neo4jSettings.from_env()
     try:
-        neo4j_runtime.start(settings, neo4j_home(), timeout=timeout, log=click.echo)
-    except neo4j_runtime.Neo4jRuntimeError as exc:
+        neo4j_server.start(settings, neo4j_home(), timeout=timeout, log=click.echo)
+    except Neo4jRuntimeError as exc:
         _fail(exc)
 
 
@@ -41,7 +42,7 @@ def stop(timeout: float) -> None:
     if not settings.managed:
         click.echo(f"NEO4J_URI is set ({settings.uri}): there is no local Neo4j to stop")
         return
-    if not neo4j_runtime.stop(neo4j_home(), timeout=timeout, log=click.echo):
+    if not neo4j_server.stop(neo4j_home(), timeout=timeout, log=click.echo):
         click.echo("Neo4j is not running")
 
 
@@ -49,7 +50,7 @@ def stop(timeout: float) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def status(as_json: bool) -> None:
     settings = Neo4jSettings.from_env()
-    info = neo4j_runtime.status(settings, neo4j_home())
+    info = neo4j_server.status(settings, neo4j_home())
     if as_json:
         click.echo(json.dumps(info, sort_keys=True))
         return

@@ -45,10 +45,9 @@ _PROBE_TEXTS = (
 
 
 def model_cache_root() -> Path:
-    from nara_kg.settings import PROJECT_ROOT
+    from nara_kg.settings import model_cache_dir
 
-    configured = os.environ.get("NARA_KG_MODEL_CACHE", "").strip()
-    return Path(configured).expanduser() if configured else PROJECT_ROOT / "var" / "models"
+    return model_cache_dir()
 
 
 def export_dir_for(model_path: Path, name: str | None = None) -> Path:

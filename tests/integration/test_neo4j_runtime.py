@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from nara_kg.devserver import runtime as neo4j_runtime
+from nara_kg.devserver import process
 from nara_kg.settings import Neo4jSettings, neo4j_home
 
 pytestmark = pytest.mark.integration
@@ -172,7 +172,7 @@ def test_graphdatascience_client_connects(
 def test_status_reports_the_running_server(
     neo4j_driver: Any, neo4j_settings: Neo4jSettings
 ) -> None:
-    info = neo4j_runtime.status(neo4j_settings, neo4j_home())
+    info = process.status(neo4j_settings, neo4j_home())
     assert info["running"] is True
     assert info["error"] is None
     assert info["neo4j_version"].startswith("5.26.")

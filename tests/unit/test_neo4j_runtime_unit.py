@@ -8,8 +8,15 @@ from typing import Any
 
 import pytest
 
-from nara_kg.devserver import runtime as neo4j_runtime
-from nara_kg.settings import LOCAL_DEFAULT_PASSWORD, Neo4jSettings
+from nara_kg.devserver import assembly, process
+from nara_kg.devserver.config import render_conf
+from nara_kg.devserver.layout import Neo4jRuntimeError, pid_file
+from nara_kg.settings import (
+    DEFAULT_NEO4J_HEAP,
+    DEFAULT_NEO4J_PAGECACHE,
+    LOCAL_DEFAULT_PASSWORD,
+    Neo4jSettings,
+)
 
 
 def _conf(text: str) -> dict[str, str]:
@@ -24,7 +31,7 @@ def _conf(text: str) -> dict[str, str]:
 
 def test_conf_is_local_bolt_only_with_auth(tmp_path: Path) -> None:
     settings = Neo4jSettings.from_env({})
-    conf = _conf(neo4j_runtime.render_conf(settings, tmp_path))
+    conf = _conf(render_conf(settings, tmp_path))
     assert conf["server.default_listen_address"] == "127.0.0.1"
     assert conf["server.bolt.enabled"] == "true"
     assert conf["server.bolt.listen_address"] == "127.0.0.1:7687"
@@ -36,14 +43,14 @@ def test_conf_is_local_bolt_only_with_auth(tmp_path: Path) -> None:
     assert "dbms.security.procedures.allowlist" not in conf
     assert conf["server.directories.data"] == str(tmp_path / "data")
     assert conf["server.directories.plugins"] == str(tmp_path / "plugins")
-    assert conf["server.memory.heap.max_size"] == neo4j_runtime.DEFAULT_HEAP
-    assert conf["server.memory.pagecache.size"] == neo4j_runtime.DEFAULT_PAGECACHE
-    assert LOCAL_DEFAULT_PASSWORD not in neo4j_runtime.render_conf(settings, tmp_path)
+    assert conf["server.memory.heap.max_size"] == DEFAULT_NEO4J_HEAP
+    assert conf["server.memory.pagecache.size"] == DEFAULT_NEO4J_PAGECACHE
+    assert LOCAL_DEFAULT_PASSWORD not in render_conf(settings, tmp_path)
 
 
 def test_conf_follows_the_bolt_port(tmp_path: Path) -> None:
     settings = Neo4jSettings.from_env({"NARA_KG_BOLT_PORT": "17687"})
-    conf = _conf(neo4j_runtime.render_conf(settings, tmp_path))
+    conf = _conf(render_conf(settings, tmp_path))
     assert conf["server.bolt.listen_address"] == "127.0.0.1:17687"
 
 
@@ -62,14 +69,14 @@ def test_external_server_start_launches_nothing(
     def forbidden(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("no local process may be started for an external server")
 
-    monkeypatch.setattr(neo4j_runtime, "check_connectivity", fake_check)
-    monkeypatch.setattr(neo4j_runtime, "_launch", forbidden)
-    monkeypatch.setattr(neo4j_runtime, "assemble", forbidden)
+    monkeypatch.setattr(process, "check_connectivity", fake_check)
+    monkeypatch.setattr(process, "_launch", forbidden)
+    monkeypatch.setattr(process, "assemble", forbidden)
     monkeypatch.setattr(subprocess, "Popen", forbidden)
     monkeypatch.setattr(subprocess, "run", forbidden)
     lines: list[str] = []
 
-    assert neo4j_runtime.start(settings, tmp_path / "home", log=lines.append) is False
+    assert process.start(settings, tmp_path / "home", log=lines.append) is False
     assert checked == ["neo4j://graph.example:7687"]
     assert not (tmp_path / "home").exists()
     assert any("external" in line for line in lines)
@@ -84,17 +91,17 @@ def test_external_server_unreachable_is_a_clear_error(
     def failing_check(s: Neo4jSettings, *, timeout: float = 5.0) -> None:
         raise OSError("connection refused")
 
-    monkeypatch.setattr(neo4j_runtime, "check_connectivity", failing_check)
-    with pytest.raises(neo4j_runtime.Neo4jRuntimeError, match=r"graph\.example"):
-        neo4j_runtime.start(settings, tmp_path, log=lambda _: None)
+    monkeypatch.setattr(process, "check_connectivity", failing_check)
+    with pytest.raises(Neo4jRuntimeError, match=r"graph\.example"):
+        process.start(settings, tmp_path, log=lambda _: None)
 
 
 def test_stop_without_server_returns_false(tmp_path: Path) -> None:
-    assert neo4j_runtime.stop(tmp_path) is False
+    assert process.stop(tmp_path) is False
     (tmp_path / "run").mkdir()
-    neo4j_runtime.pid_file(tmp_path).write_text("999999999\n")  # stale pid file
-    assert neo4j_runtime.stop(tmp_path) is False
-    assert not neo4j_runtime.pid_file(tmp_path).exists()
+    pid_file(tmp_path).write_text("999999999\n")  # stale pid file
+    assert process.stop(tmp_path) is False
+    assert not pid_file(tmp_path).exists()
 
 
 def test_changed_password_is_reported(tmp_path: Path) -> None:
@@ -102,16 +109,16 @@ def test_changed_password_is_reported(tmp_path: Path) -> None:
     salt = "abc"
     marker = tmp_path / "data" / ".nara-kg-initial-password"
     marker.parent.mkdir(parents=True)
-    marker.write_text(f"{salt}:{neo4j_runtime._password_digest('first-password', salt)}\n")
-    assert neo4j_runtime.password_problem(original, tmp_path) is None
+    marker.write_text(f"{salt}:{assembly._password_digest('first-password', salt)}\n")
+    assert assembly.password_problem(original, tmp_path) is None
     changed = Neo4jSettings.from_env({"NEO4J_PASSWORD": "second-password"})
-    problem = neo4j_runtime.password_problem(changed, tmp_path)
+    problem = assembly.password_problem(changed, tmp_path)
     assert problem is not None
     assert str(tmp_path / "data") in problem
     assert "second-password" not in problem
-    with pytest.raises(neo4j_runtime.Neo4jRuntimeError, match="different password"):
-        neo4j_runtime.start(changed, tmp_path, log=lambda _: None)
-    assert neo4j_runtime.status(changed, tmp_path)["error"] == problem
+    with pytest.raises(Neo4jRuntimeError, match="different password"):
+        process.start(changed, tmp_path, log=lambda _: None)
+    assert process.status(changed, tmp_path)["error"] == problem
 
 
 def test_duplicate_artifacts_are_detected(tmp_path: Path) -> None:
@@ -124,4 +131,4 @@ def test_duplicate_artifacts_are_detected(tmp_path: Path) -> None:
         "   org.neo4j.gds:annotations:jar:2.13.9:runtime -- module annotations (auto)\n"
         "   com.github.ben-manes.caffeine:caffeine:jar:3.1.8:runtime\n"
     )
-    assert neo4j_runtime._duplicate_jars(tmp_path) == {"com.github.ben-manes.caffeine:caffeine"}
+    assert assembly._duplicate_jars(tmp_path) == {"com.github.ben-manes.caffeine:caffeine"}
