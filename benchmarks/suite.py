@@ -293,7 +293,7 @@ def local_server_pid() -> int | None:
 # =========================================================================== data
 def generate_dataset(out_dir: Path, records: int, seed: int = 7) -> dict[str, Any]:
     """A fresh synthetic export of about `records` records of all ten types."""
-    from nara_kg.demo.generator import generate_demo_data
+    from nara_kg.demo import generate_demo_data
 
     if out_dir.exists():
         shutil.rmtree(out_dir)

@@ -101,7 +101,7 @@ def demo_data(
     out_dir: Path, records: int, seed: int, shard_lines: int, real_export: Path | None
 ) -> None:
     """Generate realistic NARA export records of all ten types into OUT_DIR."""
-    from nara_kg.demo.generator import generate_demo_data
+    from nara_kg.demo import generate_demo_data
 
     summary = generate_demo_data(
         out_dir, records=records, seed=seed, real_export_dir=real_export, shard_lines=shard_lines

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from nara_kg.demo.generator import generate_demo_data
+from nara_kg.demo import generate_demo_data
 
 HOSTILE_SERIES = 990_000_001
 HOSTILE_FILE_UNIT = 990_000_002

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from nara_kg.cli.main import main
-from nara_kg.demo.generator import generate_demo_data
+from nara_kg.demo import generate_demo_data
 from nara_kg.embedding.encoder import Embedder
 from nara_kg.generation.llm import ExtractiveLLM, GenerationCache
 from nara_kg.retrieval.answering import REFUSAL

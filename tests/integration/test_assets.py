@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from nara_kg.demo.generator import generate_demo_data
+from nara_kg.demo import generate_demo_data
 from nara_kg.ingest.layout import WorkLayout
 from nara_kg.ingest.stages import iter_chunks
 from nara_kg.model.schema import AUTHORITY_RELATIONSHIPS, FULLTEXT_INDEX, VECTOR_INDEX

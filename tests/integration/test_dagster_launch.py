@@ -13,7 +13,7 @@ import dagster as dg
 import pytest
 
 from graph_assets import FILE_SPECS
-from nara_kg.demo.generator import generate_demo_data
+from nara_kg.demo import generate_demo_data
 from nara_kg.settings import PROJECT_ROOT
 from tests.graph_helpers import scalar, wipe
 

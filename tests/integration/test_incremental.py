@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from nara_kg.demo.generator import generate_demo_data
+from nara_kg.demo import generate_demo_data
 from nara_kg.graph import embeddings
 from nara_kg.graph.fingerprint import graph_fingerprint
 from tests.graph_helpers import metadata_of, scalar

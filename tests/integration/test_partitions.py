@@ -16,7 +16,7 @@ from graph_assets import FILE_SPECS
 from graph_assets.partitions import INPUT_FILES_PARTITIONS, sync_file_partitions
 from jobs import KG_FILE_STAGES, KG_GRAPH
 from nara_kg.app.definitions import defs
-from nara_kg.demo.generator import generate_demo_data
+from nara_kg.demo import generate_demo_data
 from nara_kg.graph.fingerprint import graph_fingerprint
 from nara_kg.ingest.inputs import file_id_of
 from nara_kg.ingest.layout import WorkLayout

@@ -14,7 +14,7 @@ import pytest
 
 from graph_assets import ALL_ASSETS
 from graph_assets.evaluation import RETRIEVAL_THRESHOLDS_CHECK
-from nara_kg.demo.generator import generate_demo_data
+from nara_kg.demo import generate_demo_data
 from nara_kg.settings import Neo4jSettings
 from quality import ALL_CHECKS, community_report_check, names
 from quality.checks import (

@@ -21,7 +21,7 @@ from click.testing import CliRunner
 
 from nara_kg.app.launch import fail_orphaned_runs
 from nara_kg.cli.main import main
-from nara_kg.demo.generator import generate_demo_data
+from nara_kg.demo import generate_demo_data
 from nara_kg.embedding.encoder import Embedder
 from nara_kg.generation.llm import LLMUnreachable, OpenAICompatibleLLM
 from nara_kg.graph.fingerprint import graph_fingerprint

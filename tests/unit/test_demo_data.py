@@ -1,4 +1,4 @@
-"""Tests of the synthetic NARA record generator (nara_kg.demo.generator)."""
+"""Tests of the synthetic NARA record generator (nara_kg.demo)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from nara_kg.demo.generator import SHARD_LINES, DemoDataSummary, generate_demo_data
+from nara_kg.demo import SHARD_LINES, DemoDataSummary, generate_demo_data
 from nara_kg.ingest.parsing import ParsedRecord, Rejected, iter_file
 from nara_kg.model.schema import AUTHORITY_TYPES, DESCRIPTION_TYPES, RECORD_TYPES
 

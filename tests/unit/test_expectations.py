@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 
 from graph_assets.common import plain_metadata
-from nara_kg.demo.generator import generate_demo_data
+from nara_kg.demo import generate_demo_data
 from nara_kg.ingest import stages as pipeline
 from nara_kg.ingest.layout import WorkLayout
 from nara_kg.model.schema import RECORD_TYPES, source_url
