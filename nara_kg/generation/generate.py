@@ -1,12 +1,15 @@
-"""community_reports: one report per community, bottom-up, cached by context, written by
-difference (the generation loop; context, prompts and parsing live beside it)."""
+"""The generation loop of community_reports: one report per community, finest level first,
+cached by context, written by difference, then the summaries embedded.
+
+What a report is made of lives beside it: the context (:mod:`.report_context`), the prompt
+(:mod:`.report_prompts`), parsing (:mod:`.report_parse`), the no-model report
+(:mod:`.extractive`) and the rows to and from the graph (:mod:`.report_rows`).
+"""
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -14,16 +17,17 @@ from neo4j import Driver
 
 from nara_kg.build.progress import Log, quiet
 from nara_kg.embedding.encoder import Embedder, release_free_memory
-from nara_kg.generation.llm import describe
-from nara_kg.generation.reports import (
-    CommunityReport,
-    MemberInfo,
-    RelationshipInfo,
-    ReportContext,
-    SubReport,
-    build_context,
-    generate_report,
+from nara_kg.generation.community_report import CommunityReport
+from nara_kg.generation.extractive import (
+    GENERATED_BY_EXTRACTIVE,
+    extractive_cache_key,
+    extractive_report,
 )
+from nara_kg.generation.llm import LLM, GenerationCache, cached_complete, describe, is_extractive
+from nara_kg.generation.report_context import ReportContext
+from nara_kg.generation.report_parse import ReportFormatError, parse_report
+from nara_kg.generation.report_prompts import format_report_prompt
+from nara_kg.generation.report_rows import context_from_rows, report_context_key, report_row
 from nara_kg.graph import reports as report_cypher
 
 
@@ -41,15 +45,6 @@ class ReportRunResult:
     summaries_encoded: int = 0
     per_level: Counter[int] = field(default_factory=Counter)
     preview: list[dict[str, Any]] = field(default_factory=list)
-
-
-def _excerpt(text: str | None, limit: int = 300) -> str | None:
-    """The body of a chunk without its search header (the header only repeats the title)."""
-    if not text:
-        return None
-    body = text.split("\n\n", 1)[1] if "\n\n" in text else ""
-    body = " ".join(body.split())
-    return body[:limit] or None
 
 
 def _same_level_batches(
@@ -75,79 +70,55 @@ def _same_level_batches(
         yield batch
 
 
-def _report_context(
-    community: dict[str, Any],
-    members: Sequence[dict[str, Any]],
-    relationships: Sequence[dict[str, Any]],
-    done: dict[str, tuple[CommunityReport, frozenset[int]]],
-    *,
-    token_budget: int,
-    count_tokens: Callable[[str], int],
-    row_costs: dict[str, int],
-) -> ReportContext:
-    return build_context(
-        community["id"],
-        int(community["level"]),
-        [
-            MemberInfo(
-                na_id=int(m["naId"]),
-                title=m["title"],
-                node_type=m["nodeType"] or "record",
-                degree=int(m["degree"]),
-                excerpt=_excerpt(m["text"]),
-                source=m["source"],
-            )
-            for m in members
-        ],
-        [
-            RelationshipInfo(
-                source_na_id=int(r["source"]),
-                target_na_id=int(r["target"]),
-                rel_type=r["type"],
-                source_title=r["sourceTitle"],
-                target_title=r["targetTitle"],
-                degree=int(r["degree"]),
-            )
-            for r in relationships
-        ],
-        [
-            SubReport(child, len(done[child][1]), done[child][0], done[child][1])
-            for child in community["children"]
-            if child in done
-        ],
-        token_budget=token_budget,
-        count_tokens=count_tokens,
-        row_costs=row_costs,
+def generate_report(
+    context: ReportContext, llm: LLM, cache: GenerationCache | None, *, retries: int = 2
+) -> tuple[CommunityReport, bool]:
+    """The community's report and whether it came from the cache.
+
+    The extractive backend builds :func:`extractive_report` (cached under the context text).
+    A model gets :data:`~nara_kg.generation.report_prompts.REPORT_PROMPT`; output that does not
+    parse is regenerated up to `retries` times, bypassing and overwriting its cache entry, before
+    :class:`ReportFormatError`.
+    """
+    if is_extractive(llm):
+        key = extractive_cache_key(context)
+        if cache is not None:
+            stored = cache.get(key)
+            if stored is not None:
+                try:
+                    return (
+                        parse_report(
+                            stored, context.community_id, context.level, GENERATED_BY_EXTRACTIVE
+                        ),
+                        True,
+                    )
+                except ReportFormatError:
+                    pass  # a damaged entry: rebuild and overwrite it
+        report = extractive_report(context)
+        if cache is not None:
+            cache.put(key, report.to_json())
+        return report, False
+
+    prompt = format_report_prompt(context)
+    generated_by = describe(llm)
+    errors: list[str] = []
+    for attempt in range(retries + 1):
+        text, cached = cached_complete(llm, prompt, cache, refresh=attempt > 0)
+        try:
+            return parse_report(text, context.community_id, context.level, generated_by), cached
+        except ReportFormatError as error:
+            errors.append(str(error))
+    raise ReportFormatError(
+        f"community {context.community_id}: no valid report from {generated_by} after "
+        f"{retries + 1} attempt(s); last error: {errors[-1]}"
     )
-
-
-def _context_key(generator: str, context_text: str) -> str:
-    """What a report was made from: the generator and its exact context."""
-    return hashlib.sha256(f"{generator}\n{context_text}".encode()).hexdigest()[:16]
-
-
-def _report_row(community_id: str, report: CommunityReport, context_key: str) -> dict[str, Any]:
-    return {
-        "id": community_id,
-        "title": report.title,
-        "summary": report.summary,
-        "rating": float(report.rating),
-        "rating_explanation": report.rating_explanation,
-        "findings": json.dumps(
-            [{"summary": f.summary, "explanation": f.explanation} for f in report.findings],
-            ensure_ascii=False,
-        ),
-        "report": report.to_json(),
-        "generatedBy": report.generated_by,
-        "contextKey": context_key,
-    }
 
 
 def generate_community_reports(
     driver: Driver,
     database: str,
-    llm: Any,
-    cache: Any,
+    llm: LLM,
+    cache: GenerationCache | None,
     embedder: Embedder,
     *,
     token_budget: int,
@@ -193,7 +164,7 @@ def generate_community_reports(
                 context_key = context_keys[child]
                 result.copied_from_sub_community += 1
             else:
-                context = _report_context(
+                context = context_from_rows(
                     community,
                     members_of[community_id],
                     relationships_of[community_id],
@@ -204,7 +175,7 @@ def generate_community_reports(
                 )
                 report, was_cached = generate_report(context, llm, cache)
                 na_ids = frozenset(int(m["naId"]) for m in members_of[community_id])
-                context_key = _context_key(generator, context.text)
+                context_key = report_context_key(generator, context.text)
                 result.cached += int(was_cached)
                 result.generated += int(not was_cached)
                 result.used_sub_reports += int(context.used_sub_reports)
@@ -213,7 +184,7 @@ def generate_community_reports(
             context_keys[community_id] = context_key
             result.communities += 1
             result.per_level[level] += 1
-            rows.append(_report_row(community_id, report, context_key))
+            rows.append(report_row(community_id, report, context_key))
             if len(result.preview) < 15:
                 result.preview.append(
                     {

@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 import re
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import replace
 from typing import Any, Literal
 
 from neo4j import Driver
@@ -21,15 +21,22 @@ from nara_kg.generation.llm import (
     LLMUnreachable,
     describe,
 )
-from nara_kg.generation.reports import CommunityReport, parse_report
+from nara_kg.generation.report_parse import parse_report
 from nara_kg.graph import reports as report_cypher
 from nara_kg.model.schema import Rel
-from nara_kg.retrieval.answering import (
-    AnswerContext,
-    answer_question,
-    classify_request,
-    global_search,
-    is_overview_question,
+from nara_kg.retrieval.answer import AnswerContext, answer_question
+from nara_kg.retrieval.classify import classify_request
+from nara_kg.retrieval.global_search import GlobalAnswer, global_search, is_overview_question
+from nara_kg.retrieval.response import (
+    AskResponse,
+    CommunityCard,
+    CommunityNode,
+    Fallback,
+    GlobalSources,
+    Provenance,
+    RecordNode,
+    community_key,
+    record_key,
 )
 from nara_kg.retrieval.search import (
     NO_FILTERS,
@@ -93,86 +100,51 @@ def choose_mode(question: str, mode: Mode) -> Literal["local", "global"]:
     return "global" if _GLOBAL_CUES.search(question) else "local"
 
 
-@dataclass
-class Provenance:
-    nodes: list[dict[str, Any]] = field(default_factory=list)
-    relationships: list[dict[str, Any]] = field(default_factory=list)
-    _seen: set[str] = field(default_factory=set, repr=False)
-
-    def node(self, key: str, **data: Any) -> None:
-        if key not in self._seen:
-            self._seen.add(key)
-            self.nodes.append({"id": key, **data})
-
-    def link(self, source: str, rel: str, target: str) -> None:
-        edge = {"source": source, "type": rel, "target": target}
-        if edge not in self.relationships:
-            self.relationships.append(edge)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"nodes": self.nodes, "relationships": self.relationships}
-
-
-def _record_key(na_id: Any) -> str:
-    return f"record:{na_id}"
-
-
 def local_provenance(hits: list[SearchHit], used: set[int]) -> Provenance:
     """The hit records, their hierarchy (Includes) and authorities, as seed 004's subgraph."""
     provenance = Provenance()
     # Hits first: a hit can also sit in another hit's hierarchy, and its role must win.
     for hit in hits:
-        provenance.node(
-            _record_key(hit.naId),
-            naId=hit.naId,
-            title=hit.title,
-            type=hit.type,
-            source=hit.source,
-            role="answer" if hit.naId in used else "retrieved",
-            score=hit.score,
+        provenance.add(
+            RecordNode(
+                record_key(hit.naId),
+                naId=hit.naId,
+                title=hit.title,
+                type=hit.type,
+                source=hit.source,
+                role="answer" if hit.naId in used else "retrieved",
+                score=hit.score,
+            )
         )
     for hit in hits:
         for node in hit.hierarchy:
-            provenance.node(
-                _record_key(node["naId"]),
-                naId=node["naId"],
-                title=node.get("title"),
-                type=node.get("levelOfDescription") or node.get("recordType"),
-                source=node.get("source"),
-                role="hierarchy",
+            provenance.add(
+                RecordNode(
+                    record_key(node["naId"]),
+                    naId=node["naId"],
+                    title=node.get("title"),
+                    type=node.get("levelOfDescription") or node.get("recordType"),
+                    source=node.get("source"),
+                    role="hierarchy",
+                )
             )
         for parent, child in itertools.pairwise(hit.hierarchy):
-            provenance.link(_record_key(parent["naId"]), Rel.INCLUDES, _record_key(child["naId"]))
+            provenance.link(record_key(parent["naId"]), Rel.INCLUDES, record_key(child["naId"]))
         for authority in hit.authorities:
-            provenance.node(
-                _record_key(authority["naId"]),
-                naId=authority["naId"],
-                title=authority.get("heading"),
-                type=authority.get("authorityType"),
-                source=authority.get("source"),
-                role="authority",
+            provenance.add(
+                RecordNode(
+                    record_key(authority["naId"]),
+                    naId=authority["naId"],
+                    title=authority.get("heading"),
+                    type=authority.get("authorityType"),
+                    source=authority.get("source"),
+                    role="authority",
+                )
             )
             provenance.link(
-                _record_key(authority["naId"]), authority["relationship"], _record_key(hit.naId)
+                record_key(authority["naId"]), authority["relationship"], record_key(hit.naId)
             )
     return provenance
-
-
-def _hit_record(hit: SearchHit) -> dict[str, Any]:
-    record = hit.to_dict()
-    record.pop("text", None)
-    return record
-
-
-def _report_card(report: CommunityReport, size: int | None) -> dict[str, Any]:
-    """What a reader needs to judge a cited community: its report's title, summary, rating and
-    findings."""
-    return {
-        "id": report.community_id,
-        "level": report.level,
-        "size": size,
-        **report.to_dict(),
-    }
 
 
 def _answer_global(

@@ -6,22 +6,19 @@ from typing import Any
 
 import pytest
 
+from nara_kg.generation.community_report import CommunityReport, Finding
+from nara_kg.generation.extractive import extractive_rating, extractive_report
+from nara_kg.generation.generate import generate_report
 from nara_kg.generation.llm import ExtractiveLLM, GenerationCache, llm_cache_key
-from nara_kg.generation.reports import (
-    CommunityReport,
-    Finding,
+from nara_kg.generation.report_context import (
     MemberInfo,
     RelationshipInfo,
     ReportContext,
-    ReportFormatError,
     SubReport,
     build_context,
-    extractive_rating,
-    extractive_report,
-    format_report_prompt,
-    generate_report,
-    parse_report,
 )
+from nara_kg.generation.report_parse import ReportFormatError, parse_report
+from nara_kg.generation.report_prompts import format_report_prompt
 
 
 def count_words(text: str) -> int:
@@ -530,15 +527,15 @@ def test_generate_extractive_report_is_cached(tmp_path: Path) -> None:
 def test_a_new_extractive_version_rebuilds_cached_reports(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import nara_kg.generation.reports as reports_module
+    import nara_kg.generation.extractive as extractive_module
 
     context = extractive_context()
     with GenerationCache(tmp_path / "c.sqlite") as cache:
         generate_report(context, ExtractiveLLM(), cache)
         monkeypatch.setattr(
-            reports_module,
+            extractive_module,
             "EXTRACTIVE_REPORT_VERSION",
-            reports_module.EXTRACTIVE_REPORT_VERSION + 1,
+            extractive_module.EXTRACTIVE_REPORT_VERSION + 1,
         )
         _, cached = generate_report(context, ExtractiveLLM(), cache)
     assert cached is False

@@ -1,0 +1,428 @@
+"""The context a community report is written from: its members, relationships and
+sub-community reports as CSV tables within a token budget.
+
+Pure functions over plain data (:mod:`nara_kg.generation.report_rows` makes that data from the
+rows that :mod:`nara_kg.graph.reports` reads).
+
+Context (GraphRAG, seeds 001-003)
+---------------------------------
+A community's context is two CSV-like tables, members (``id,title,type,degree,excerpt``) and
+relationships (``id,source,target,type,degree``), members ranked by degree and relationships by
+the combined degree of their two ends, highest first (ties by naId, so the order is total).
+
+1. **Everything fits.** When all members and relationships fit ``token_budget``, that is the
+   context.
+2. **Sub-report substitution.** Otherwise, if sub-community reports exist, they are sorted largest
+   sub-community first (ties by community id) and substituted one at a time: after substituting
+   the first *k*, the context is a sub-report table holding those *k* reports, plus every member
+   not in any of the *k* sub-communities, plus every relationship except those with both ends
+   inside the same substituted sub-community (the sub-report already summarises those; an edge
+   *between* two sub-communities or to an unsubstituted member is what the parent adds). The
+   first *k* whose context fits is used, whole.
+3. **Truncation.** When even all sub-reports plus the remaining members do not fit (or there are
+   no sub-reports), the context is filled greedily until the next element would exceed the
+   budget: first sub-reports, largest first; then, for members and relationships not covered by
+   an included sub-report, GraphRAG's leaf order — for each relationship by descending combined
+   degree, its source member, its target member (each once), then the relationship itself; then
+   members without a relationship, by degree. ``truncated`` is then true.
+
+Token counts are additive estimates per row (the tokenizer's special tokens subtracted once per
+row) checked against a real count of the final text; the rare text that a non-additive tokenizer
+tips over the budget loses its last-added elements until it fits.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from nara_kg.generation.community_report import CommunityReport
+from nara_kg.ingest.chunking import TokenCounter
+
+EXCERPT_MAX_CHARS: Final = 400
+TITLE_MAX_CHARS: Final = 200
+
+
+@dataclass(frozen=True, slots=True)
+class MemberInfo:
+    na_id: int
+    title: str | None
+    node_type: str
+    degree: int
+    excerpt: str | None
+    source: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class RelationshipInfo:
+    source_na_id: int
+    target_na_id: int
+    rel_type: str
+    source_title: str | None
+    target_title: str | None
+    #: Combined degree of both ends: GraphRAG's prominence of an edge.
+    degree: int
+
+
+@dataclass(frozen=True, slots=True)
+class SubReport:
+    community_id: str
+    #: Number of members of the sub-community: substitution goes largest first.
+    size: int
+    report: CommunityReport
+    #: naIds of the sub-community's members: the members its report replaces in the parent.
+    member_na_ids: frozenset[int]
+
+
+@dataclass(frozen=True, slots=True)
+class ReportContext:
+    community_id: str
+    level: int
+    text: str
+    tokens: int
+    used_sub_reports: bool
+    members_included: int
+    relationships_included: int
+    sub_reports_included: tuple[str, ...]
+    #: Some member or relationship is neither in the text nor covered by an included sub-report.
+    truncated: bool
+    #: Members and relationships in the text, in rank order.
+    members: tuple[MemberInfo, ...]
+    relationships: tuple[RelationshipInfo, ...]
+    #: Sub-reports in the text, largest first.
+    sub_reports: tuple[SubReport, ...]
+    #: Size of the whole community, whatever fit the budget.
+    members_total: int
+    relationships_total: int
+
+
+_SUB_HEADER = "-----Sub-community reports-----\n```csv\nid,size,title,summary,findings\n"
+_SUB_FOOTER = "```\n"
+_MEMBER_HEADER = "-----Records-----\n```csv\nid,title,type,degree,excerpt\n"
+_REL_HEADER = "-----Relationships-----\n```csv\nid,source,target,type,degree\n"
+_FOOTER = "```\n"
+
+
+def clip(value: str | None, limit: int) -> str:
+    if not value:
+        return ""
+    value = " ".join(value.split())
+    return value if len(value) <= limit else value[: limit - 1].rstrip() + "…"
+
+
+def _csv_row(values: Iterable[object]) -> str:
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerow(list(values))
+    return buffer.getvalue()
+
+
+def endpoint(na_id: int, title: str | None) -> str:
+    clipped = clip(title, TITLE_MAX_CHARS)
+    return f"{clipped} ({na_id})" if clipped else str(na_id)
+
+
+def _member_row(member: MemberInfo) -> str:
+    return _csv_row(
+        [
+            member.na_id,
+            clip(member.title, TITLE_MAX_CHARS),
+            member.node_type,
+            member.degree,
+            clip(member.excerpt, EXCERPT_MAX_CHARS),
+        ]
+    )
+
+
+def _rel_row(rank: int, rel: RelationshipInfo) -> str:
+    return _csv_row(
+        [
+            rank,
+            endpoint(rel.source_na_id, rel.source_title),
+            endpoint(rel.target_na_id, rel.target_title),
+            rel.rel_type,
+            rel.degree,
+        ]
+    )
+
+
+def _sub_row(sub: SubReport) -> str:
+    report = sub.report
+    findings = "; ".join(" ".join(finding.summary.split()) for finding in report.findings)
+    return _csv_row(
+        [
+            sub.community_id,
+            sub.size,
+            clip(report.title, TITLE_MAX_CHARS),
+            " ".join(report.summary.split()),
+            findings,
+        ]
+    )
+
+
+def _render(sub_rows: Sequence[str], member_rows: Sequence[str], rel_rows: Sequence[str]) -> str:
+    parts: list[str] = []
+    if sub_rows:
+        parts.extend([_SUB_HEADER, *sub_rows, _SUB_FOOTER])
+    parts.extend([_MEMBER_HEADER, *member_rows, _FOOTER, _REL_HEADER, *rel_rows, _FOOTER])
+    return "".join(parts)
+
+
+_RelKey = tuple[int, int, str]
+
+
+def _rel_key(rel: RelationshipInfo) -> _RelKey:
+    return (rel.source_na_id, rel.target_na_id, rel.rel_type)
+
+
+@dataclass
+class _Ranked:
+    """Members and relationships of one community, deduplicated, ranked, rows pre-rendered."""
+
+    members: list[MemberInfo]
+    rels: list[RelationshipInfo]
+    member_rows: dict[int, str]
+    rel_rows: dict[_RelKey, str]
+
+    @classmethod
+    def of(
+        cls, members: Iterable[MemberInfo], relationships: Iterable[RelationshipInfo]
+    ) -> _Ranked:
+        unique_members: dict[int, MemberInfo] = {}
+        for member in sorted(members, key=lambda m: (-m.degree, m.na_id)):
+            unique_members.setdefault(member.na_id, member)
+        unique_rels: dict[_RelKey, RelationshipInfo] = {}
+        for rel in sorted(
+            relationships,
+            key=lambda r: (-r.degree, r.source_na_id, r.target_na_id, r.rel_type),
+        ):
+            unique_rels.setdefault(_rel_key(rel), rel)
+        ranked_members = list(unique_members.values())
+        ranked_rels = list(unique_rels.values())
+        return cls(
+            members=ranked_members,
+            rels=ranked_rels,
+            member_rows={m.na_id: _member_row(m) for m in ranked_members},
+            # The row id is the rank in the whole community, so a row reads the same whether or
+            # not the rows before it made the cut.
+            rel_rows={_rel_key(r): _rel_row(rank, r) for rank, r in enumerate(ranked_rels, 1)},
+        )
+
+
+@dataclass
+class _Selection:
+    subs: list[SubReport]
+    member_ids: set[int]
+    rel_keys: set[_RelKey]
+
+
+def _internal_to_one(rel: RelationshipInfo, subs: Sequence[SubReport]) -> bool:
+    """Both ends inside the same sub-community: its report already covers the relationship."""
+    return any(
+        rel.source_na_id in sub.member_na_ids and rel.target_na_id in sub.member_na_ids
+        for sub in subs
+    )
+
+
+def _remaining(
+    ranked: _Ranked, subs: Sequence[SubReport]
+) -> tuple[list[MemberInfo], list[RelationshipInfo]]:
+    covered: set[int] = set()
+    for sub in subs:
+        covered |= sub.member_na_ids
+    members = [m for m in ranked.members if m.na_id not in covered]
+    rels = [r for r in ranked.rels if not _internal_to_one(r, subs)]
+    return members, rels
+
+
+def _leaf_schedule(
+    members: Sequence[MemberInfo], rels: Sequence[RelationshipInfo]
+) -> list[MemberInfo | RelationshipInfo]:
+    """GraphRAG's leaf order: per relationship (ranked) its two ends, then itself; then loners."""
+    by_id = {m.na_id: m for m in members}
+    placed: set[int] = set()
+    items: list[MemberInfo | RelationshipInfo] = []
+    for rel in rels:
+        for end in (rel.source_na_id, rel.target_na_id):
+            member = by_id.get(end)
+            if member is not None and end not in placed:
+                placed.add(end)
+                items.append(member)
+        items.append(rel)
+    items.extend(m for m in members if m.na_id not in placed)
+    return items
+
+
+class _Budget:
+    def __init__(
+        self,
+        count_tokens: TokenCounter,
+        token_budget: int,
+        row_costs: dict[str, int] | None = None,
+    ) -> None:
+        self.count = count_tokens
+        self.budget = token_budget
+        self.specials = count_tokens("")
+        self._row_costs: dict[str, int] = {} if row_costs is None else row_costs
+
+    def row(self, text: str) -> int:
+        cost = self._row_costs.get(text)
+        if cost is None:
+            cost = max(self.count(text) - self.specials, 0)
+            self._row_costs[text] = cost
+        return cost
+
+
+def _render_selection(ranked: _Ranked, selection: _Selection) -> str:
+    return _render(
+        [_sub_row(sub) for sub in selection.subs],
+        [ranked.member_rows[m.na_id] for m in ranked.members if m.na_id in selection.member_ids],
+        [ranked.rel_rows[_rel_key(r)] for r in ranked.rels if _rel_key(r) in selection.rel_keys],
+    )
+
+
+def _greedy(
+    ranked: _Ranked, sub_order: Sequence[SubReport], budget: _Budget
+) -> tuple[_Selection, str, int]:
+    """Step 3: fill in priority order until the next element would not fit."""
+    base = budget.count(_render([], [], []))
+    sub_section = budget.row(_SUB_HEADER + _SUB_FOOTER)
+    used = base
+    # Every addition is logged so that a real count over budget can undo the latest ones.
+    log: list[SubReport | MemberInfo | RelationshipInfo] = []
+    subs: list[SubReport] = []
+    for sub in sub_order:
+        cost = budget.row(_sub_row(sub)) + (0 if subs else sub_section)
+        if used + cost > budget.budget:
+            break
+        used += cost
+        subs.append(sub)
+        log.append(sub)
+    members, rels = _remaining(ranked, subs)
+    selection = _Selection(subs=subs, member_ids=set(), rel_keys=set())
+    for item in _leaf_schedule(members, rels):
+        if isinstance(item, MemberInfo):
+            cost = budget.row(ranked.member_rows[item.na_id])
+        else:
+            cost = budget.row(ranked.rel_rows[_rel_key(item)])
+        if used + cost > budget.budget:
+            break
+        used += cost
+        log.append(item)
+        if isinstance(item, MemberInfo):
+            selection.member_ids.add(item.na_id)
+        else:
+            selection.rel_keys.add(_rel_key(item))
+    text = _render_selection(ranked, selection)
+    tokens = budget.count(text)
+    while tokens > budget.budget and log:
+        last = log.pop()
+        if isinstance(last, SubReport):
+            selection.subs.remove(last)
+        elif isinstance(last, MemberInfo):
+            selection.member_ids.discard(last.na_id)
+        else:
+            selection.rel_keys.discard(_rel_key(last))
+        text = _render_selection(ranked, selection)
+        tokens = budget.count(text)
+    return selection, text, tokens
+
+
+def build_context(
+    community_id: str,
+    level: int,
+    members: Sequence[MemberInfo],
+    relationships: Sequence[RelationshipInfo],
+    sub_reports: Sequence[SubReport],
+    *,
+    token_budget: int,
+    count_tokens: TokenCounter,
+    row_costs: dict[str, int] | None = None,
+) -> ReportContext:
+    """The report context of one community within `token_budget` (rules in the module doc).
+
+    `row_costs` (row text -> tokens) may be shared between the calls of one run with the same
+    `count_tokens`: a member's row reads the same at every level of the hierarchy.
+    """
+    ranked = _Ranked.of(members, relationships)
+    budget = _Budget(count_tokens, token_budget, row_costs)
+    skeleton = budget.count(_render([], [], []))
+    if skeleton > token_budget:
+        raise ValueError(
+            f"token budget {token_budget} is smaller than the empty context ({skeleton} tokens)"
+        )
+
+    def result(selection: _Selection, text: str, tokens: int) -> ReportContext:
+        included_members = tuple(m for m in ranked.members if m.na_id in selection.member_ids)
+        included_rels = tuple(r for r in ranked.rels if _rel_key(r) in selection.rel_keys)
+        covered: set[int] = set()
+        for sub in selection.subs:
+            covered |= sub.member_na_ids
+        truncated = any(
+            m.na_id not in selection.member_ids and m.na_id not in covered for m in ranked.members
+        ) or any(
+            _rel_key(r) not in selection.rel_keys and not _internal_to_one(r, selection.subs)
+            for r in ranked.rels
+        )
+        return ReportContext(
+            community_id=community_id,
+            level=level,
+            text=text,
+            tokens=tokens,
+            used_sub_reports=bool(selection.subs),
+            members_included=len(included_members),
+            relationships_included=len(included_rels),
+            sub_reports_included=tuple(sub.community_id for sub in selection.subs),
+            truncated=truncated,
+            members=included_members,
+            relationships=included_rels,
+            sub_reports=tuple(selection.subs),
+            members_total=len(ranked.members),
+            relationships_total=len(ranked.rels),
+        )
+
+    # 1. Everything.
+    everything = _Selection(
+        subs=[],
+        member_ids={m.na_id for m in ranked.members},
+        rel_keys={_rel_key(r) for r in ranked.rels},
+    )
+    text = _render_selection(ranked, everything)
+    # Every word is at least one token for word-piece and byte-pair tokenizers alike, so a text
+    # of more than twice as many words as the budget cannot fit; not counting it saves
+    # tokenizing every record of a large community.
+    if len(text.split()) <= 2 * token_budget:
+        tokens = count_tokens(text)
+        if tokens <= token_budget:
+            return result(everything, text, tokens)
+
+    # 2. Substitute sub-reports, largest sub-community first, until the whole context fits.
+    sub_order = sorted(sub_reports, key=lambda sub: (-sub.size, sub.community_id))
+    sub_section = budget.row(_SUB_HEADER + _SUB_FOOTER)
+    for k in range(1, len(sub_order) + 1):
+        subs = sub_order[:k]
+        rest_members, rest_rels = _remaining(ranked, subs)
+        estimate = (
+            skeleton
+            + sub_section
+            + sum(budget.row(_sub_row(sub)) for sub in subs)
+            + sum(budget.row(ranked.member_rows[m.na_id]) for m in rest_members)
+            + sum(budget.row(ranked.rel_rows[_rel_key(r)]) for r in rest_rels)
+        )
+        if estimate > token_budget:
+            continue
+        selection = _Selection(
+            subs=list(subs),
+            member_ids={m.na_id for m in rest_members},
+            rel_keys={_rel_key(r) for r in rest_rels},
+        )
+        text = _render_selection(ranked, selection)
+        tokens = count_tokens(text)
+        if tokens <= token_budget:
+            return result(selection, text, tokens)
+
+    # 3. Nothing complete fits: fill greedily and say so.
+    selection, text, tokens = _greedy(ranked, sub_order, budget)
+    return result(selection, text, tokens)

@@ -1,0 +1,100 @@
+"""Rows between the graph and report generation: a community's rows from
+:mod:`nara_kg.graph.reports` into a :class:`~nara_kg.generation.report_context.ReportContext`,
+and a :class:`~nara_kg.generation.community_report.CommunityReport` into the row that
+:func:`nara_kg.graph.reports.write_reports` stores on the Community node."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from nara_kg.generation.community_report import CommunityReport
+from nara_kg.generation.report_context import (
+    MemberInfo,
+    RelationshipInfo,
+    ReportContext,
+    SubReport,
+    build_context,
+)
+from nara_kg.ingest.chunking import TokenCounter
+
+
+def _excerpt(text: str | None, limit: int = 300) -> str | None:
+    """The body of a chunk without its search header (the header only repeats the title)."""
+    if not text:
+        return None
+    body = text.split("\n\n", 1)[1] if "\n\n" in text else ""
+    body = " ".join(body.split())
+    return body[:limit] or None
+
+
+def context_from_rows(
+    community: Mapping[str, Any],
+    members: Sequence[Mapping[str, Any]],
+    relationships: Sequence[Mapping[str, Any]],
+    done: Mapping[str, tuple[CommunityReport, frozenset[int]]],
+    *,
+    token_budget: int,
+    count_tokens: TokenCounter,
+    row_costs: dict[str, int],
+) -> ReportContext:
+    """:func:`build_context` of one community from the rows of :mod:`nara_kg.graph.reports`
+    (`done`: community id -> its report and its members' naIds, for the sub-communities)."""
+    return build_context(
+        community["id"],
+        int(community["level"]),
+        [
+            MemberInfo(
+                na_id=int(m["naId"]),
+                title=m["title"],
+                node_type=m["nodeType"] or "record",
+                degree=int(m["degree"]),
+                excerpt=_excerpt(m["text"]),
+                source=m["source"],
+            )
+            for m in members
+        ],
+        [
+            RelationshipInfo(
+                source_na_id=int(r["source"]),
+                target_na_id=int(r["target"]),
+                rel_type=r["type"],
+                source_title=r["sourceTitle"],
+                target_title=r["targetTitle"],
+                degree=int(r["degree"]),
+            )
+            for r in relationships
+        ],
+        [
+            SubReport(child, len(done[child][1]), done[child][0], done[child][1])
+            for child in community["children"]
+            if child in done
+        ],
+        token_budget=token_budget,
+        count_tokens=count_tokens,
+        row_costs=row_costs,
+    )
+
+
+def report_context_key(generator: str, context_text: str) -> str:
+    """What a report was made from: the generator and its exact context."""
+    return hashlib.sha256(f"{generator}\n{context_text}".encode()).hexdigest()[:16]
+
+
+def report_row(community_id: str, report: CommunityReport, context_key: str) -> dict[str, Any]:
+    return {
+        "id": community_id,
+        "title": report.title,
+        "summary": report.summary,
+        "rating": float(report.rating),
+        "rating_explanation": report.rating_explanation,
+        "findings": json.dumps(
+            [{"summary": f.summary, "explanation": f.explanation} for f in report.findings],
+            ensure_ascii=False,
+        ),
+        "report": report.to_json(),
+        "generatedBy": report.generated_by,
+        "contextKey": context_key,
+    }
