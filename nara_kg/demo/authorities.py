@@ -36,6 +36,7 @@ from nara_kg.demo.world import Org, OrgName, Person, Term, World
 
 
 def make_geography(world: World, count: int) -> None:
+    """The nation, some states, and invented towns in them (with related towns)."""
     rng = world.rng
     nation = Term(
         world.authority_id(),
@@ -107,6 +108,7 @@ def make_geography(world: World, count: int) -> None:
 
 
 def make_records_types(world: World, count: int) -> None:
+    """Specific records types, each narrower type after its broader one."""
     order: list[tuple[str, str | None]] = []
     for base, (narrower, _definition) in RECORDS_TYPES.items():
         order.append((base, None))
@@ -135,6 +137,7 @@ def make_records_types(world: World, count: int) -> None:
 
 
 def make_topics(world: World, count: int) -> None:
+    """Topical subjects from the taxonomy: whole small trees first, then subdivisions."""
     rng = world.rng
     tops = list(TOPIC_TAXONOMY)
     rng.shuffle(tops)
@@ -179,6 +182,7 @@ def make_topics(world: World, count: int) -> None:
 
 
 def make_people(world: World, count: int) -> None:
+    """People with unique headings and names; biographies come later (`link_people`)."""
     rng = world.rng
     attempts = 0
     while len(world.people) < count and attempts < count * 20:
@@ -213,6 +217,7 @@ def make_people(world: World, count: int) -> None:
 
 
 def make_orgs(world: World, count: int) -> None:
+    """Main agencies first (a third of them), then field offices of those agencies."""
     rng = world.rng
     subjects = list(AGENCY_SUBJECTS)
     rng.shuffle(subjects)
@@ -242,6 +247,7 @@ def make_orgs(world: World, count: int) -> None:
 
 
 def make_main_org(world: World, short: str, subject: str) -> Org | None:
+    """An agency under one to three names over time; None if a heading is taken."""
     rng = world.rng
     departments = rng.sample(DEPARTMENTS, 2)
     start = rng.randint(1903, 1948)
@@ -285,6 +291,7 @@ def make_main_org(world: World, short: str, subject: str) -> Org | None:
 
 
 def make_field_office(world: World, parent: Org) -> Org | None:
+    """A field office of `parent` in a town; None if that office or heading exists."""
     rng = world.rng
     if not world.towns:
         return None
@@ -330,6 +337,7 @@ def org_history(
     department: str,
     town: str,
 ) -> str:
+    """The organization's administrative history note."""
     rng = world.rng
     first = names[0]
     established_by = rng.choice(ESTABLISHED_BY).format(
@@ -377,6 +385,7 @@ def link_people(world: World) -> None:
 
 
 def biography(world: World, person: Person, org: Org | None) -> str:
+    """The person's biographical note, naming the organization they worked for."""
     rng = world.rng
     pronoun = person.pronoun
     town = rng.choice(world.towns).label if world.towns else "a small town"

@@ -41,6 +41,7 @@ def authority_lines(world: World, real: dict[str, list[str]]) -> dict[str, list[
 
 
 def org_record(world: World, org: Org) -> dict[str, Any]:
+    """An organization authority with every name under its own naId."""
     rng = world.rng
     record: dict[str, Any] = {
         "naId": org.na_id,
@@ -86,6 +87,7 @@ def org_record(world: World, org: Org) -> dict[str, Any]:
 
 
 def person_record(world: World, person: Person) -> dict[str, Any]:
+    """A person authority; `role` says how descriptions cite the person."""
     rng = world.rng
     counts = world.links.counts(person.na_id, ("creator", "contributor", "donor", "subject"))
     record: dict[str, Any] = {
@@ -127,11 +129,13 @@ def person_record(world: World, person: Person) -> dict[str, Any]:
 
 
 def middle_name(world: World, person: Person) -> str:
+    """A fuller form of the middle initial, drawn from the name lists."""
     names = [n for n in (*FIRST_MALE, *FIRST_FEMALE, *LAST) if n[0] == person.middle]
     return world.rng.choice(names) if names else f"{person.middle}."
 
 
 def term_record(world: World, term: Term) -> dict[str, Any]:
+    """A geographic, specific-records-type or topical authority."""
     by_id = {t.na_id: t for t in (*world.geo, *world.records_types, *world.topics)}
     record: dict[str, Any] = {
         "naId": term.na_id,

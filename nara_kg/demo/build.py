@@ -19,7 +19,7 @@ from nara_kg.demo.authorities import (
 )
 from nara_kg.demo.file_units import make_file_unit
 from nara_kg.demo.items import make_item
-from nara_kg.demo.record_groups import make_tops
+from nara_kg.demo.record_groups import make_collections, make_record_groups
 from nara_kg.demo.series import make_series
 from nara_kg.demo.text import record_line
 from nara_kg.demo.world import World
@@ -46,7 +46,8 @@ def build_world(records: int, seed: int) -> World:
     make_people(world, wanted["person"])
     make_orgs(world, wanted["organization"])
     link_people(world)
-    make_tops(world, n_rg, n_coll)
+    make_record_groups(world, n_rg)
+    make_collections(world, n_coll)
     n_auth = len(world.geo) + len(world.records_types) + len(world.topics)
     n_auth += len(world.people) + len(world.orgs)
     n_series = max(2 * len(world.tops), round(target * 0.05))

@@ -11,6 +11,7 @@ from nara_kg.demo.world import Org, OrgName, Person, Term, World
 
 
 def reference_unit(world: World, top_level: str) -> dict[str, Any]:
+    """The reference unit (an archives or a presidential library) that holds a top."""
     rng = world.rng
     place = rng.choice(world.towns) if world.towns else None
     town = place.extra["town"] if place is not None else "Capitol City"
@@ -35,6 +36,7 @@ def reference_unit(world: World, top_level: str) -> dict[str, Any]:
 
 
 def restrictions(world: World, record: dict[str, Any], restricted_share: float) -> None:
+    """Access and use restrictions, restricted with the given probability."""
     rng = world.rng
     if rng.random() < restricted_share:
         record["accessRestriction"] = {
@@ -63,6 +65,7 @@ def restrictions(world: World, record: dict[str, Any], restricted_share: float) 
 def physical(
     world: World, level: str, reference_unit: dict[str, Any], media: int = 1
 ) -> list[dict[str, Any]]:
+    """`physicalOccurrences` with media; series get holdings counts, items page counts."""
     rng = world.rng
     occurrences = []
     for index in range(media):
@@ -91,6 +94,7 @@ def physical(
 def subject_refs(
     world: World, description: int, topic: str, place: Term | None, share: float
 ) -> list[dict[str, Any]]:
+    """Subject references (topic, place, records type, person), counted as links."""
     rng = world.rng
     refs: list[dict[str, Any]] = []
     if rng.random() >= share:
@@ -116,12 +120,14 @@ def subject_refs(
 
 
 def authority_ref(na_id: int, heading: str, authority_type: str) -> dict[str, Any]:
+    """A reference to an authority as descriptions write it."""
     return {"naId": na_id, "heading": heading, "authorityType": authority_type}
 
 
 def org_creator(
     world: World, org: Org, name: OrgName, creator_type: str, description: int
 ) -> dict[str, Any]:
+    """A creator entry for one name of an organization, counted as a link."""
     world.links.add(org.na_id, "creator", description)
     entry: dict[str, Any] = {
         "creatorType": creator_type,
@@ -138,6 +144,7 @@ def org_creator(
 def person_creator(
     world: World, person: Person, creator_type: str, description: int
 ) -> dict[str, Any]:
+    """A creator entry for a person, counted as a link."""
     world.links.add(person.na_id, "creator", description)
     entry: dict[str, Any] = {
         "creatorType": creator_type,
@@ -152,4 +159,5 @@ def person_creator(
 
 
 def ancestor(stub: dict[str, Any], distance: int) -> dict[str, Any]:
+    """An ancestor entry: a record group's, collection's or series' stub at a distance."""
     return {**stub, "distance": distance}

@@ -12,6 +12,7 @@ from nara_kg.demo.world import Person, World
 def digital_objects(
     world: World, na_id: int, count: int, ocr: tuple[str, str, str, dict[str, Any]] | None
 ) -> list[dict[str, Any]]:
+    """PDF or JPG objects of a description; `ocr` gives the last one OCR text."""
     rng = world.rng
     objects = []
     pdf = rng.random() < 0.6

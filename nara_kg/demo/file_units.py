@@ -12,6 +12,7 @@ from nara_kg.demo.world import Series, World
 
 
 def make_file_unit(world: World, series: Series) -> dict[str, Any]:
+    """A file unit of `series`, titled by one of six patterns."""
     rng = world.rng
     na_id = world.description_id()
     year = rng.randint(series.start, max(series.start, series.end))

@@ -14,6 +14,8 @@ from nara_kg.demo.world import Series, World
 def make_item(
     world: World, series: Series, file_unit: dict[str, Any] | None
 ) -> tuple[dict[str, Any], list[dict[str, Any]] | None]:
+    """An item of `series` (in `file_unit`, or directly under the series if None), and
+    its transcription if it has one."""
     rng = world.rng
     na_id = world.description_id()
     town = series.place.extra.get("town", series.place.label)

@@ -11,6 +11,7 @@ from nara_kg.demo.world import World
 
 
 def make_questions(world: World) -> list[dict[str, Any]]:
+    """Questions with the naIds that answer them, in the order questions.jsonl lists them."""
     rng = world.rng
     by_kind: dict[str, list[tuple[int, dict[str, Any]]]] = {}
     for kind, na_id, details in world.anchors:

@@ -57,6 +57,7 @@ def real_creator_lines(world: World, export_dir: Path) -> dict[str, list[str]]:
 def real_person(
     world: World, reference: Reference, props: dict[str, Any], count: int
 ) -> dict[str, Any]:
+    """A person authority for a real creator reference, with its dates if the stub had them."""
     heading = reference.heading or f"Person {reference.na_id}"
     name = re.sub(r",\s*[\d-]+\s*$", "", heading)
     record: dict[str, Any] = {
@@ -137,6 +138,7 @@ def _org_group_key(heading: str) -> str:
 
 
 def _iter_parsed(export_dir: Path) -> Iterator[ParsedRecord]:
+    """Every parsed record of the export files under `export_dir`, in path order."""
     suffixes = (".jsonl", ".json", ".jsonl.gz", ".json.gz", ".zip")
     paths = sorted(
         p for p in export_dir.rglob("*") if p.is_file() and p.name.lower().endswith(suffixes)

@@ -11,9 +11,10 @@ from nara_kg.demo.text import export_date, paragraph
 from nara_kg.demo.world import Top, World
 
 
-def make_tops(world: World, n_rg: int, n_coll: int) -> None:
+def make_record_groups(world: World, count: int) -> None:
+    """One record group per main agency (round robin), titled after its current name."""
     rng = world.rng
-    rg_numbers = rng.sample([n for n in range(301, 599) if n != 210], n_rg)
+    rg_numbers = rng.sample([n for n in range(301, 599) if n != 210], count)
     mains = [o for o in world.orgs if o.parent is None] or world.orgs
     for number in rg_numbers:
         org = mains[len(world.tops) % len(mains)]
@@ -71,8 +72,13 @@ def make_tops(world: World, n_rg: int, n_coll: int) -> None:
             ]
         world.anchors.append(("recordGroup", na_id, {"org": org.short, "number": number}))
         world.tops.append(Top(na_id, "recordGroup", f"rg_{number}", title, stub, record))
+
+
+def make_collections(world: World, count: int) -> None:
+    """One collection per person (the first people not yet given one), donated by another."""
+    rng = world.rng
     used_people: list[int] = []
-    for _ in range(n_coll):
+    for _ in range(count):
         candidates = [p for p in world.people if p.na_id not in used_people] or world.people
         person = candidates[0]
         used_people.append(person.na_id)

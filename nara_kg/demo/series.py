@@ -20,6 +20,7 @@ from nara_kg.demo.world import Org, Series, Top, World
 
 
 def make_series(world: World, count: int) -> list[Series]:
+    """`count` series: one for each top first, then the rest at random tops."""
     rng = world.rng
     all_series: list[Series] = []
     for index in range(count):
@@ -30,6 +31,7 @@ def make_series(world: World, count: int) -> list[Series]:
 
 
 def make_one_series(world: World, top: Top, entry_number: int) -> Series:
+    """A series of `top`; `entry_number` is its number within the top."""
     rng = world.rng
     na_id = world.description_id()
     place = rng.choice(world.towns) if world.towns else world.geo[0]
@@ -174,6 +176,7 @@ def make_one_series(world: World, top: Top, entry_number: int) -> Series:
 
 
 def org_for_top(world: World, top: Top) -> Org:
+    """The organization that created a record group (its creator is a name's naId)."""
     creator = top.record["creators"][0]["naId"]
     return world.org_by_name_id.get(creator) or next(o for o in world.orgs if o.na_id == creator)
 
@@ -181,6 +184,7 @@ def org_for_top(world: World, top: Top) -> Org:
 def series_scope(
     world: World, records_type: str, office: str, topic: str, town: str, start: int, end: int
 ) -> str:
+    """A series' scope and content note."""
     rng = world.rng
     parts = [
         f"This series consists of {records_type.lower()} created or received by the "

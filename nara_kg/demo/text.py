@@ -44,6 +44,7 @@ def slash_date(obj: dict[str, Any]) -> str:
 
 
 def human_date(obj: dict[str, Any]) -> str:
+    """Prose style: February 16, 1944, April 1942 or 1944."""
     if "day" in obj:
         return f"{MONTHS[obj['month'] - 1]} {obj['day']}, {obj['year']}"
     if "month" in obj:
@@ -52,6 +53,7 @@ def human_date(obj: dict[str, Any]) -> str:
 
 
 def on_date(obj: dict[str, Any]) -> str:
+    """ "on February 16, 1944" for a full date, "in April 1942" otherwise."""
     return f"on {human_date(obj)}" if "day" in obj else f"in {human_date(obj)}"
 
 
@@ -119,4 +121,5 @@ def sentence(rng: random.Random, office: str, topic: str, place: str) -> str:
 
 
 def paragraph(rng: random.Random, office: str, topic: str, place: str, sentences: int) -> str:
+    """`sentences` sentences of official prose."""
     return " ".join(sentence(rng, office, topic, place) for _ in range(sentences))

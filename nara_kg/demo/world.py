@@ -37,6 +37,8 @@ class Term:
 
 @dataclass
 class OrgName:
+    """One name of an organization over a period, with its own naId."""
+
     na_id: int
     name: str
     heading: str
@@ -46,6 +48,8 @@ class OrgName:
 
 @dataclass
 class Org:
+    """An organization authority: a main agency, or a field office of one (`parent`)."""
+
     na_id: int
     short: str  # e.g. "Bureau of Flood Prevention"
     topics: list[str]
@@ -66,6 +70,8 @@ class Org:
 
 @dataclass
 class Person:
+    """A person authority."""
+
     na_id: int
     first: str
     middle: str
@@ -103,6 +109,8 @@ class Top:
 
 @dataclass
 class Series:
+    """A series with what its file units and items draw from (topic, place, office, years)."""
+
     na_id: int
     top: Top
     title: str

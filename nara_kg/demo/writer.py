@@ -48,11 +48,13 @@ class DemoDataSummary:
 
 
 def _shards(lines: list[str], size: int) -> Iterator[tuple[int, list[str]]]:
+    """(1-based shard number, lines) chunks of `size` lines."""
     for index, start in enumerate(range(0, len(lines), size), start=1):
         yield index, lines[start : start + size]
 
 
 def _write(path: Path, lines: list[str]) -> None:
+    """The lines, each ending in a bare newline on every platform."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8", newline="\n") as handle:
         for line in lines:
