@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-Log = Callable[[str], None]
+from benchmarks.common import Log
 
 
 @contextmanager

@@ -1,25 +1,21 @@
-"""`nara-kg bench`: the benchmark suite (benchmarks/suite.py) from the command line."""
+"""`nara-kg bench`: the benchmark suite (the `benchmarks` package) from the command line."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import click
 
 from nara_kg.settings import PROJECT_ROOT
 
 
-def _import_suite() -> ModuleType:
+def _make_benchmarks_importable() -> None:
     """`benchmarks` lives at the repository root, beside the installed packages."""
-    try:
-        from benchmarks import suite
-    except ModuleNotFoundError:
+    if importlib.util.find_spec("benchmarks") is None:
         sys.path.insert(0, str(PROJECT_ROOT))
-        from benchmarks import suite
-    return suite
 
 
 @click.command("bench")
@@ -111,7 +107,11 @@ def bench_command(
     """
     from nara_kg.settings import Neo4jSettings, neo4j_home
 
-    suite = _import_suite()
+    _make_benchmarks_importable()
+    from benchmarks.options import SuiteOptions
+    from benchmarks.report import markdown_report, update_benchmarks_md
+    from benchmarks.suite import run_suite
+
     settings = Neo4jSettings.from_env()
     if settings.managed:
         from nara_kg.devserver import process as neo4j_server
@@ -125,7 +125,7 @@ def bench_command(
         onnx_sample = min(onnx_sample, 300)
         write_sample = min(write_sample or 500, 500)
         queries = min(queries, 30)
-    options = suite.SuiteOptions(
+    options = SuiteOptions(
         records=records,
         scratch=scratch,
         memory=not skip_memory,
@@ -140,14 +140,14 @@ def bench_command(
         parallel=not skip_parallel,
         parallel_records=parallel_records,
     )
-    results = suite.run_suite(options, settings, log=lambda m: click.echo(m, err=True))
+    results = run_suite(options, settings, log=lambda m: click.echo(m, err=True))
     target = json_out or scratch / "results.json"
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps(results, indent=2, default=str), encoding="utf-8")
     if not no_report:
-        suite.update_benchmarks_md(out, results)
+        update_benchmarks_md(out, results)
         click.echo(f"report: {out}", err=True)
     if as_json:
         click.echo(json.dumps(results, indent=2, default=str))
         return
-    click.echo(suite.markdown_report(results))
+    click.echo(markdown_report(results))

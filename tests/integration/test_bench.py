@@ -15,6 +15,8 @@ from typing import Any
 import pytest
 
 from benchmarks import suite
+from benchmarks.options import REQUIRED_KEYS, SuiteOptions
+from benchmarks.report import RESULTS_START, update_benchmarks_md
 from nara_kg.settings import Neo4jSettings
 
 pytestmark = pytest.mark.integration
@@ -31,7 +33,7 @@ def results(neo4j_driver: Any, neo4j_settings: Neo4jSettings, tmp_path_factory: 
     # the real benchmark; this checks that every measurement runs).
     patch = pytest.MonkeyPatch()
     patch.setenv("NARA_KG_EXECUTOR", "in_process")
-    options = suite.SuiteOptions(
+    options = SuiteOptions(
         records=80,
         scratch=tmp_path_factory.mktemp("bench"),
         memory=True,
@@ -55,7 +57,7 @@ def _positive(value: Any) -> bool:
 
 def test_every_required_key_is_present_and_sane(results: dict[str, Any]) -> None:
     json.dumps(results)  # one JSON object
-    missing = [key for key in suite.REQUIRED_KEYS if key not in results]
+    missing = [key for key in REQUIRED_KEYS if key not in results]
     assert not missing, missing
     assert results["records"] >= 40
     for key in (
@@ -124,10 +126,10 @@ def test_onnx_comparison(results: dict[str, Any]) -> None:
 def test_report_renders(results: dict[str, Any], tmp_path: Path) -> None:
     report = tmp_path / "BENCHMARKS.md"
     report.write_text("# Benchmarks\n\nhand-written notes\n", encoding="utf-8")
-    suite.update_benchmarks_md(report, results)
-    suite.update_benchmarks_md(report, results)  # the generated block is replaced, not added
+    update_benchmarks_md(report, results)
+    update_benchmarks_md(report, results)  # the generated block is replaced, not added
     text = report.read_text(encoding="utf-8")
-    assert text.count(suite.RESULTS_START) == 1
+    assert text.count(RESULTS_START) == 1
     assert "hand-written notes" in text
     assert "build / embedding alone" in text
 

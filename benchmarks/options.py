@@ -1,0 +1,72 @@
+"""What a benchmark run is asked to do, and what it must report."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nara_kg.settings import PROJECT_ROOT
+
+#: The issue's targets. `higher` says which direction is good.
+TARGETS: dict[str, dict[str, Any]] = {
+    "build_over_embedding_ratio": {"limit": 1.3, "higher": False, "what": "build / embedding"},
+    "batched_vs_seed_write_ratio": {"limit": 20.0, "higher": True, "what": "batched / seed"},
+    "onnx_vs_torch_ratio": {"limit": 1.4, "higher": True, "what": "ONNX / PyTorch"},
+    "onnx_min_cosine": {"limit": 0.999, "higher": True, "what": "min cosine"},
+    "incremental_fraction": {"limit": 0.10, "higher": False, "what": "incremental / full"},
+    "local_search_p95_ms": {"limit": 150.0, "higher": False, "what": "ms"},
+    "peak_memory_growth_ratio": {"limit": 1.2, "higher": False, "what": "peak(4N) / peak(N)"},
+}
+
+REQUIRED_KEYS: tuple[str, ...] = (
+    "records",
+    "build_seconds",
+    "embedding_seconds",
+    "build_over_embedding_ratio",
+    "batched_vs_seed_write_ratio",
+    "onnx_vs_torch_ratio",
+    "onnx_min_cosine",
+    "incremental_fraction",
+    "local_search_p95_ms",
+    "global_search_p95_ms",
+    "peak_rss_mb",
+    "peak_memory_growth_ratio",
+    "parallel_1_seconds",
+    "parallel_2_seconds",
+    "build_not_model_share",
+    "api_search_p95_ms",
+    "api_ask_p95_ms",
+)
+
+
+@dataclass
+class SuiteOptions:
+    records: int = 20_000
+    #: Scratch space for the generated data and the work directories (wiped per run).
+    scratch: Path = field(default_factory=lambda: PROJECT_ROOT / "var" / "bench")
+    #: Build at `memory_records` (default records // 4) too, to compare peak memory.
+    memory: bool = True
+    memory_records: int | None = None
+    onnx: bool = True
+    #: Texts the ONNX/PyTorch comparison runs on (a seeded random sample); 0 = all texts.
+    onnx_sample: int = 2_000
+    #: Chunk nodes written both ways in the write comparison (0 = every chunk of the build; the
+    #: seed's unindexed per-node MERGE is quadratic, so all of 20,000 records takes ~15 min).
+    write_sample: int = 10_000
+    local_queries: int = 100
+    global_queries: int = 10
+    changed_share: float = 0.01
+    batch_size: int = 64
+    backend: str = "torch"
+    #: `cpu`, `cuda`, ...: where the model runs (the EmbeddingModel resource's `device`).
+    device: str = "cpu"
+    seed: int = 7
+    #: Also run the full build under cProfile and keep the 30 hottest functions.
+    profile: bool = False
+    #: Seconds one child build may take before it is stopped.
+    child_timeout: float = 6 * 3600
+    #: Build through the real jobs with 1 and 2 parallel file partitions (nara-kg build
+    #: --parallel) on `parallel_records` records (default: min(records, 2000)).
+    parallel: bool = True
+    parallel_records: int | None = None

@@ -1,0 +1,113 @@
+"""Query latency: hybrid local search and global search, in process."""
+
+from __future__ import annotations
+
+import json
+import random
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks.common import rounded
+from nara_kg.retrieval.evaluation import percentile
+
+#: Theme questions for global search besides those of the generated question file.
+GLOBAL_QUESTIONS: tuple[str, ...] = (
+    "What are the main themes of the records in this archive?",
+    "Which government activities are documented most often?",
+    "Give an overview of the collections and what they contain.",
+    "What kinds of records describe land and agriculture?",
+    "Summarize the records about military service across the collection.",
+    "What are the recurring topics in the correspondence files?",
+    "What sorts of photographs are held across the record groups?",
+    "Which regions and towns appear most across the records?",
+    "What kinds of case files are in this archive?",
+    "Give an overview of the people and organizations that created these records.",
+)
+
+
+def local_queries(data_dir: Path, work_dir: Path, count: int, seed: int) -> list[str]:
+    """The question file's local questions, then titles of random records (as users type
+    them), up to `count`."""
+    from nara_kg.ingest.layout import WorkLayout
+    from nara_kg.ingest.stages import iter_chunks
+
+    queries = []
+    questions = data_dir / "questions.jsonl"
+    if questions.exists():
+        for line in questions.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                entry = json.loads(line)
+                if entry.get("mode", "local") == "local":
+                    queries.append(entry["question"])
+    titles = []
+    for row in iter_chunks(WorkLayout(work_dir), ["chunkSeqId", "props", "isStub"]):
+        if row["chunkSeqId"] == 0 and not row["isStub"]:
+            props = json.loads(row["props"])
+            title = props.get("title") or props.get("heading")
+            if title:
+                titles.append(str(title))
+    rng = random.Random(seed)
+    rng.shuffle(titles)
+    return (queries + titles)[:count]
+
+
+def measure_local_search(
+    driver: Any, database: str, embedder: Any, queries: list[str], k: int = 10
+) -> dict[str, Any]:
+    """Hybrid local search (as `nara-kg search` and the evaluation asset run it), per query."""
+    from nara_kg.retrieval.search import local_search
+
+    for query in queries[:10]:  # warm-up: model, driver pool, page cache, query plans
+        local_search(driver, database, embedder.encode, query, k=k)
+    latencies = [
+        local_search(driver, database, embedder.encode, query, k=k).latency_ms for query in queries
+    ]
+    return {
+        "queries": len(latencies),
+        "k": k,
+        "p50_ms": rounded(percentile(latencies, 50), 2),
+        "p95_ms": rounded(percentile(latencies, 95), 2),
+        "max_ms": rounded(max(latencies) if latencies else float("nan"), 2),
+        "mean_ms": rounded(statistics.fmean(latencies) if latencies else float("nan"), 2),
+    }
+
+
+def measure_global_search(
+    driver: Any, database: str, embedder: Any, questions: list[str]
+) -> dict[str, Any]:
+    """Global search (map-reduce over community reports) with the extractive backend, through
+    `ask` as the CLI runs it; no generation cache, so every question is answered afresh."""
+    from nara_kg.generation.llm import ExtractiveLLM
+    from nara_kg.retrieval.ask import ask
+
+    llm = ExtractiveLLM()
+    ask(driver, database, embedder, llm, None, questions[0], mode="global")  # warm-up
+    latencies = []
+    answered = 0
+    for question in questions:
+        started = time.perf_counter()
+        response = ask(driver, database, embedder, llm, None, question, mode="global")
+        latencies.append((time.perf_counter() - started) * 1000.0)
+        answered += int(not response.refused)
+    return {
+        "queries": len(latencies),
+        "answered": answered,
+        "p50_ms": rounded(percentile(latencies, 50), 2),
+        "p95_ms": rounded(percentile(latencies, 95), 2),
+        "max_ms": rounded(max(latencies) if latencies else float("nan"), 2),
+    }
+
+
+def global_questions(data_dir: Path, count: int) -> list[str]:
+    questions = []
+    path = data_dir / "questions.jsonl"
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip() and json.loads(line).get("mode") == "global":
+                questions.append(json.loads(line)["question"])
+    for question in GLOBAL_QUESTIONS:
+        if question not in questions:
+            questions.append(question)
+    return questions[: max(1, count)]

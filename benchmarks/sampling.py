@@ -1,0 +1,140 @@
+"""CPU and memory from /proc: snapshots, the CPU split between two of them, a background
+sampler whose readings are attributed to each step of a run afterwards."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchmarks.common import rounded
+
+_CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One reading of /proc: this process's RSS and CPU, the local Neo4j server's CPU, and the
+    whole machine's busy and steal CPU (seconds since boot)."""
+
+    wall: float
+    rss_mb: float
+    self_cpu: float
+    server_cpu: float | None
+    machine_busy: float
+    machine_steal: float
+
+
+def _process_cpu(pid: int | str) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / _CLK_TCK
+
+
+def _rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def snapshot(server_pid: int | None = None) -> Snapshot | None:
+    """None where /proc is not there (not Linux)."""
+    try:
+        cpu = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+        user, nice, system, _idle, _iowait, irq, softirq, steal = cpu[:8]
+        server = None
+        if server_pid is not None:
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                server = _process_cpu(server_pid)
+        return Snapshot(
+            wall=time.time(),
+            rss_mb=_rss_mb(),
+            self_cpu=_process_cpu("self"),
+            server_cpu=server,
+            machine_busy=(user + nice + system + irq + softirq) / _CLK_TCK,
+            machine_steal=steal / _CLK_TCK,
+        )
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def cpu_between(before: Snapshot | None, after: Snapshot | None) -> dict[str, Any] | None:
+    """Where the machine's CPU went between two snapshots: this process, the Neo4j server,
+    everything else (other processes on a shared machine), and hypervisor steal."""
+    if before is None or after is None:
+        return None
+    wall = after.wall - before.wall
+    own = after.self_cpu - before.self_cpu
+    server = (
+        after.server_cpu - before.server_cpu
+        if after.server_cpu is not None and before.server_cpu is not None
+        else None
+    )
+    others = after.machine_busy - before.machine_busy - own - (server or 0.0)
+    capacity = wall * (os.cpu_count() or 1)
+    return {
+        "wall_seconds": rounded(wall),
+        "process_cpu_seconds": rounded(own),
+        "neo4j_cpu_seconds": rounded(server) if server is not None else None,
+        "other_processes_cpu_seconds": rounded(max(others, 0.0)),
+        "other_processes_share": rounded(max(others, 0.0) / capacity, 3) if capacity else None,
+        "steal_seconds": rounded(after.machine_steal - before.machine_steal),
+    }
+
+
+class Sampler(threading.Thread):
+    """Snapshots every `interval` seconds in the background, so that peak RSS and CPU can be
+    attributed to each step of a run afterwards (by the steps' event timestamps)."""
+
+    def __init__(self, server_pid: int | None, interval: float = 0.5) -> None:
+        super().__init__(daemon=True)
+        self.server_pid = server_pid
+        self.interval = interval
+        self.samples: list[Snapshot] = []
+        self._stop_event = threading.Event()
+
+    def run(self) -> None:
+        while True:
+            sample = snapshot(self.server_pid)
+            if sample is not None:
+                self.samples.append(sample)
+            if self._stop_event.wait(self.interval):
+                return
+
+    def stop(self) -> None:
+        self._stop_event.set()
+        self.join()
+        sample = snapshot(self.server_pid)
+        if sample is not None:
+            self.samples.append(sample)
+
+    def window(self, start: float, end: float) -> dict[str, Any] | None:
+        """Peak RSS and CPU split between wall-clock times `start` and `end`."""
+        if not self.samples:
+            return None
+        before = max(
+            (s for s in self.samples if s.wall <= start),
+            default=self.samples[0],
+            key=lambda s: s.wall,
+        )
+        after = min(
+            (s for s in self.samples if s.wall >= end),
+            default=self.samples[-1],
+            key=lambda s: s.wall,
+        )
+        inside = [s.rss_mb for s in self.samples if before.wall <= s.wall <= after.wall]
+        return {"peak_rss_mb": rounded(max(inside), 1), **(cpu_between(before, after) or {})}
+
+
+def local_server_pid() -> int | None:
+    """The pid of the project's local Neo4j (NARA_KG_NEO4J_HOME), when it runs here."""
+    with contextlib.suppress(Exception):
+        from nara_kg.devserver.process import running_pid
+        from nara_kg.settings import neo4j_home
+
+        return running_pid(neo4j_home())
+    return None
