@@ -1,28 +1,35 @@
 """The knowledge-graph assets, from raw JSONL to the evaluation of retrieval.
 
-Per-file stages (one partition per input file): :mod:`graph_assets.files`. Graph-wide stages
-(once, downstream of every partition): :mod:`graph_assets.graph` (selection, nodes, embeddings,
-indexes, relationships), :mod:`graph_assets.communities` (Leiden, reports) and
-:mod:`graph_assets.evaluation`.
+Each module is named after the asset it defines, so an asset's name in the Dagster UI is its
+module here. Per-file stages (one partition per input file): :mod:`graph_assets.file_stages`
+(the op of raw_jsonl, parsed_records, chunks and chunk_embeddings). Graph-wide stages (once,
+downstream of every partition): :mod:`graph_assets.record_selection`,
+:mod:`graph_assets.graph_nodes`, :mod:`graph_assets.text_embeddings`,
+:mod:`graph_assets.vector_index`, :mod:`graph_assets.relationships` (next, includes and
+authority relationships), :mod:`graph_assets.graph_communities`,
+:mod:`graph_assets.community_reports` and :mod:`graph_assets.retrieval_evaluation`. Shared
+settings and metadata helpers: :mod:`graph_assets.common`; the partitions:
+:mod:`graph_assets.partitions`. Each asset's description names the core function it calls.
 """
 
 import datetime as dt
 
 import dagster as dg
 
-from graph_assets.communities import community_reports, graph_communities
-from graph_assets.evaluation import retrieval_evaluation
-from graph_assets.files import FILE_ASSETS, FILE_SPECS, file_stages
-from graph_assets.graph import (
+from graph_assets.community_reports import community_reports
+from graph_assets.file_stages import FILE_ASSETS, FILE_SPECS, file_stages
+from graph_assets.graph_communities import graph_communities
+from graph_assets.graph_nodes import graph_nodes
+from graph_assets.partitions import input_files
+from graph_assets.record_selection import record_selection
+from graph_assets.relationships import (
     authority_relationships,
-    graph_nodes,
     includes_relationships,
     next_relationships,
-    record_selection,
-    text_embeddings,
-    vector_index,
 )
-from graph_assets.partitions import input_files
+from graph_assets.retrieval_evaluation import retrieval_evaluation
+from graph_assets.text_embeddings import text_embeddings
+from graph_assets.vector_index import vector_index
 
 GRAPH_WIDE_ASSETS = [
     record_selection,

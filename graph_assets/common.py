@@ -1,4 +1,4 @@
-"""What the knowledge-graph assets share: group, owners, pools, metadata helpers."""
+"""What the knowledge-graph assets share: group, owners, pools, automation, metadata helpers."""
 
 from __future__ import annotations
 
@@ -21,6 +21,10 @@ EMBEDDING_MODEL_POOL = "embedding_model"
 
 #: Steps that talk to Neo4j retry on transient failures; their writes are idempotent.
 NEO4J_RETRY = dg.RetryPolicy(max_retries=2, delay=5, backoff=dg.Backoff.EXPONENTIAL)
+
+#: Graph-wide steps follow their inputs: once no file partition is in flight and one was
+#: updated, they run (through the automation sensor, off until switched on in the UI).
+GRAPH_AUTOMATION = dg.AutomationCondition.eager()
 
 #: Longest text shown in one table cell.
 MAX_CELL = 240

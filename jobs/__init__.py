@@ -20,8 +20,7 @@ from collections.abc import Mapping
 
 import dagster as dg
 
-from graph_assets import ALL_ASSETS, FILE_ASSETS, GRAPH_WIDE_ASSETS
-from graph_assets.evaluation import retrieval_evaluation
+from graph_assets import ALL_ASSETS, FILE_ASSETS, GRAPH_WIDE_ASSETS, retrieval_evaluation
 from graph_assets.partitions import FULL, REBUILD_TAG
 
 KG_FILE_STAGES = "kg_file_stages"
@@ -82,7 +81,7 @@ kg_full_rebuild = dg.define_asset_job(
     selection=ALL,
     description=(
         "Every asset, recomputing every file: re-scan, re-parse, re-chunk and re-embed all of "
-        "them (the run tag nara_kg/rebuild=full), then the graph-wide stages and the evaluation."
+        f"them (the run tag {REBUILD_TAG}={FULL}), then the graph-wide stages and the evaluation."
     ),
     tags={REBUILD_TAG: FULL},
 )

@@ -9,15 +9,12 @@ from typing import Any
 import dagster as dg
 
 from graph_assets.common import table as md_table
-from graph_assets.communities import community_reports
-from graph_assets.graph import (
-    graph_nodes,
-    includes_relationships,
-    next_relationships,
-    record_selection,
-    text_embeddings,
-    vector_index,
-)
+from graph_assets.community_reports import community_reports
+from graph_assets.graph_nodes import graph_nodes
+from graph_assets.record_selection import record_selection
+from graph_assets.relationships import includes_relationships, next_relationships
+from graph_assets.text_embeddings import text_embeddings
+from graph_assets.vector_index import vector_index
 from quality import expectations, frames, graph_checks, names
 from quality.config import RejectShareConfig, reject_share_limit
 from quality.expectations import SuiteOutcome

@@ -22,7 +22,12 @@ from nara_kg.model.schema import (
     RECORD_TYPES,
     RecordKind,
 )
-from quality.names import SAMPLE_SIZE
+from quality.names import (
+    CHUNKS_INTEGRITY,
+    PARSED_RECORDS_DATES,
+    PARSED_RECORDS_INTEGRITY,
+    SAMPLE_SIZE,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -339,7 +344,7 @@ def _outcome(
 # --------------------------------------------------------------------------- the three suites
 def validate_parsed_records(records: pd.DataFrame) -> SuiteOutcome:
     return validate_frames(
-        "parsed_records_integrity",
+        PARSED_RECORDS_INTEGRITY,
         [
             Frame(
                 "chosen_records",
@@ -353,7 +358,7 @@ def validate_parsed_records(records: pd.DataFrame) -> SuiteOutcome:
 
 def validate_dates(dates: pd.DataFrame) -> SuiteOutcome:
     return validate_frames(
-        "parsed_records_dates",
+        PARSED_RECORDS_DATES,
         [
             Frame(
                 "logical_dates",
@@ -367,7 +372,7 @@ def validate_dates(dates: pd.DataFrame) -> SuiteOutcome:
 
 def validate_chunks(chunks: pd.DataFrame, sequences: pd.DataFrame, max_tokens: int) -> SuiteOutcome:
     return validate_frames(
-        "chunks_integrity",
+        CHUNKS_INTEGRITY,
         [
             Frame(
                 "chunks",

@@ -1,4 +1,8 @@
-"""Names of the data-quality checks, defined once, with the severity each one has and why.
+"""Names of every asset check, defined once, with the severity each one has and why.
+
+The checks themselves live in :mod:`quality.checks` (bad input, Great Expectations suites,
+graph checks) and, for the retrieval thresholds, on the asset
+:mod:`graph_assets.retrieval_evaluation`. This module imports neither: both import it.
 
 Severity policy
 ---------------
@@ -15,7 +19,8 @@ Severity policy
   - ``graph_nodes_match_parquet``, ``text_embeddings_complete``, ``vector_index_online``,
     ``includes_relationships_consistent``, ``next_relationships_consistent``: the graph holds
     exactly what the Parquet says and search can use it.
-  - ``community_reports_complete`` (wired later, see :func:`quality.checks.community_report_check`).
+  - ``community_reports_complete``: every Community node has a report
+    (:func:`quality.checks.community_report_check` on the community_reports asset).
 
 * **Advisory, WARN, not blocking** — the data is usable even when the check fails; people should
   look, the run goes on:
@@ -26,6 +31,9 @@ Severity policy
     ``NARA_KG_MAX_BODY_CHARS``; lists those that were.
   - ``includes_relationships_no_cycles``: no ancestor cycle had to be broken; lists those
     that were.
+  - ``retrieval_meets_thresholds``: hit@5 and MRR@10 of the question file reach their
+    minimums (checked by the retrieval_evaluation asset itself; skipped, passing, when there
+    is no question file).
 """
 
 from __future__ import annotations
@@ -52,6 +60,8 @@ VECTOR_INDEX_ONLINE: Final = "vector_index_online"
 INCLUDES_CONSISTENT: Final = "includes_relationships_consistent"
 NEXT_CONSISTENT: Final = "next_relationships_consistent"
 COMMUNITY_REPORTS_COMPLETE: Final = "community_reports_complete"
+# Retrieval quality (yielded by the retrieval_evaluation asset).
+RETRIEVAL_THRESHOLDS_CHECK: Final = "retrieval_meets_thresholds"
 
 #: Checks whose failure stops downstream assets (blocking=True, severity ERROR).
 BLOCKING: Final[frozenset[str]] = frozenset(
@@ -69,7 +79,7 @@ BLOCKING: Final[frozenset[str]] = frozenset(
 )
 #: Advisory checks (not blocking, severity WARN).
 ADVISORY: Final[frozenset[str]] = frozenset(
-    {PARSED_RECORDS_DATES, PARSED_RECORDS_BODY_CUT, ANCESTOR_CYCLES}
+    {PARSED_RECORDS_DATES, PARSED_RECORDS_BODY_CUT, ANCESTOR_CYCLES, RETRIEVAL_THRESHOLDS_CHECK}
 )
 
 #: Environment variable with the largest acceptable share of rejected lines (a fraction such as

@@ -16,7 +16,7 @@ from graph_assets.partitions import (
     sync_file_partitions,
     valid_partition_key,
 )
-from jobs import kg_file_stages, kg_graph, kg_incremental
+from jobs import KG_FILE_STAGES, KG_GRAPH, kg_file_stages, kg_graph, kg_incremental
 from nara_kg.ingest.inputs import INPUT_SUFFIXES, list_input_paths
 from resources import PipelinePaths
 
@@ -27,6 +27,8 @@ DEFAULT_TIMEZONE = "UTC"
 #: Run tags that make one run cover a range of partitions.
 RANGE_START = "dagster/asset_partition_range_start"
 RANGE_END = "dagster/asset_partition_range_end"
+#: Run tag of the sensor's runs: what changed ("added", "changed", "<n> files removed").
+CHANGE_TAG = "nara_kg/change"
 
 
 def all_partitions_tags(instance: dg.DagsterInstance) -> dict[str, str] | None:
@@ -96,8 +98,8 @@ def changes(before: Mapping[str, str], after: Mapping[str, str]) -> dict[str, li
     default_status=dg.DefaultSensorStatus.STOPPED,
     description=(
         f"Keeps one partition per {', '.join(INPUT_SUFFIXES)} file under NARA_DATA_DIR: adds "
-        "partitions for new files and requests a kg_file_stages run for each new or changed "
-        "one; deletes the partitions of removed files and requests kg_graph, so their records "
+        f"partitions for new files and requests a {KG_FILE_STAGES} run for each new or changed "
+        f"one; deletes the partitions of removed files and requests {KG_GRAPH}, so their records "
         "leave the graph. The graph-wide assets follow the file runs through the automation "
         "sensor. The cursor holds the last state seen, so no change is processed twice."
     ),
@@ -123,7 +125,7 @@ def input_files_sensor(
             run_key=f"{rel}:{after[rel]}",
             partition_key=rel,
             job_name=kg_file_stages.name,
-            tags={"nara_kg/change": "added" if rel in diff["added"] else "changed"},
+            tags={CHANGE_TAG: "added" if rel in diff["added"] else "changed"},
         )
         for rel in [*new_keys, *diff["changed"]]
         if valid_partition_key(rel)
@@ -134,7 +136,7 @@ def input_files_sensor(
             dg.RunRequest(
                 run_key=f"removed:{digest}:{len(after)}",
                 job_name=kg_graph.name,
-                tags={"nara_kg/change": f"{len(gone)} files removed"},
+                tags={CHANGE_TAG: f"{len(gone)} files removed"},
             )
         )
     summary = ", ".join(f"{len(v)} {k}" for k, v in diff.items() if v)

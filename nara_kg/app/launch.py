@@ -25,9 +25,8 @@ from typing import Any
 
 import dagster as dg
 
-from graph_assets import FILE_SPECS, GRAPH_WIDE_ASSETS
+from graph_assets import FILE_SPECS, GRAPH_WIDE_ASSETS, retrieval_evaluation
 from graph_assets.common import plain_metadata
-from graph_assets.evaluation import retrieval_evaluation
 from graph_assets.partitions import FULL, REBUILD_TAG, PartitionSync, input_files
 from graph_assets.partitions import sync_file_partitions as sync_partitions
 from jobs import KG_FILE_STAGES, KG_FULL_REBUILD, KG_INCREMENTAL

@@ -8,11 +8,11 @@ import json
 import dagster as dg
 import pytest
 
+from graph_assets.common import EMBEDDING_MODEL_POOL
+from jobs import EXECUTOR_ENV, KG_EVALUATION, KG_FULL_REBUILD, KG_INCREMENTAL
 from nara_kg.settings import PROJECT_ROOT
 
-EXECUTOR_ENV = "NARA_KG_EXECUTOR"
-EMBEDDING_POOL = "embedding_model"
-JOBS = ("kg_full_rebuild", "kg_incremental", "kg_evaluation")
+JOBS = (KG_FULL_REBUILD, KG_INCREMENTAL, KG_EVALUATION)
 
 
 def _definitions() -> dg.Definitions:
@@ -45,9 +45,9 @@ def test_embedding_step_requests_a_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
     embedding = [
         assets_def
         for assets_def in graph.assets_defs
-        if assets_def.is_executable and assets_def.op.pool == EMBEDDING_POOL
+        if assets_def.is_executable and assets_def.op.pool == EMBEDDING_MODEL_POOL
     ]
-    assert embedding, f"no asset in the {EMBEDDING_POOL!r} pool"
+    assert embedding, f"no asset in the {EMBEDDING_MODEL_POOL!r} pool"
     for assets_def in embedding:
         tags = assets_def.op.tags
         assert USER_DEFINED_K8S_CONFIG_KEY in tags, (assets_def.key, tags)

@@ -15,6 +15,8 @@ from typing import Any
 import dagster as dg
 import pytest
 
+from graph_assets.common import EMBEDDING_MODEL_POOL, NEO4J_WRITES_POOL
+from graph_assets.partitions import FULL, INPUT_FILES_PARTITIONS, REBUILD_TAG
 from nara_kg.settings import PROJECT_ROOT
 from tests.deploy.conftest import PostgresServer
 
@@ -22,7 +24,6 @@ pytestmark = pytest.mark.integration
 
 DEPLOY_CONFIG = PROJECT_ROOT / "deploy" / "postgres" / "dagster.yaml"
 BIN = Path(sys.executable).parent
-INPUT_FILES_PARTITIONS = "nara_input_files"
 
 
 @pytest.fixture
@@ -78,13 +79,13 @@ def test_instance_is_postgres_backed(instance: dg.DagsterInstance) -> None:
     assert concurrency.run_queue_config is not None
     assert concurrency.run_queue_config.max_concurrent_runs == 2
     assert concurrency.run_queue_config.tag_concurrency_limits == [
-        {"key": "nara_kg/rebuild", "value": "full", "limit": 1}
+        {"key": REBUILD_TAG, "value": FULL, "limit": 1}
     ]
 
 
 def test_pool_limits_set_as_documented(instance: dg.DagsterInstance) -> None:
     """deploy/README.md's `dagster instance concurrency set` stores the limits in PostgreSQL."""
-    for pool in ("neo4j_writes", "embedding_model"):
+    for pool in (NEO4J_WRITES_POOL, EMBEDDING_MODEL_POOL):
         done = subprocess.run(
             [str(BIN / "dagster"), "instance", "concurrency", "set", pool, "1"],
             capture_output=True,

@@ -13,6 +13,8 @@ import dagster as dg
 import pytest
 
 from graph_assets import FILE_SPECS
+from graph_assets.partitions import FULL, INPUT_FILES_PARTITIONS, REBUILD_TAG
+from jobs import KG_FULL_REBUILD
 from nara_kg.demo import generate_demo_data
 from nara_kg.settings import PROJECT_ROOT
 from tests.graph_helpers import scalar, wipe
@@ -48,7 +50,7 @@ def test_dagster_job_execute_kg_full_rebuild_with_documented_defaults(
         "-m",
         "nara_kg.app.definitions",
         "-j",
-        "kg_full_rebuild",
+        KG_FULL_REBUILD,
     ]
     done = subprocess.run(
         command, cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=1200
@@ -58,8 +60,8 @@ def test_dagster_job_execute_kg_full_rebuild_with_documented_defaults(
     with dg.DagsterInstance.from_config(str(home)) as instance:
         [run] = instance.get_runs()
         assert run.status == dg.DagsterRunStatus.SUCCESS
-        assert run.tags["nara_kg/rebuild"] == "full"
-        files = set(instance.get_dynamic_partitions("nara_input_files"))
+        assert run.tags[REBUILD_TAG] == FULL
+        files = set(instance.get_dynamic_partitions(INPUT_FILES_PARTITIONS))
         assert len(files) >= 5
         for spec in FILE_SPECS:  # every file shows as a materialized partition
             assert set(instance.get_materialized_partitions(spec.key)) == files

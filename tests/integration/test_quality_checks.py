@@ -13,7 +13,6 @@ import dagster as dg
 import pytest
 
 from graph_assets import ALL_ASSETS
-from graph_assets.evaluation import RETRIEVAL_THRESHOLDS_CHECK
 from nara_kg.demo import generate_demo_data
 from nara_kg.settings import Neo4jSettings
 from quality import ALL_CHECKS, community_report_check, names
@@ -25,6 +24,7 @@ from quality.checks import (
     text_embeddings_complete,
 )
 from quality.config import RejectShareConfig
+from quality.names import RETRIEVAL_THRESHOLDS_CHECK
 from tests.graph_helpers import readable, resources_for, wipe
 
 pytestmark = pytest.mark.integration

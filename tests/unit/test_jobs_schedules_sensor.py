@@ -21,7 +21,14 @@ from jobs import (
 from nara_kg.app.definitions import defs
 from nara_kg.app.launch import split_ranges
 from resources import PipelinePaths
-from schedules import NIGHTLY_REBUILD, RANGE_END, RANGE_START, build_defs, input_files_sensor
+from schedules import (
+    CHANGE_TAG,
+    NIGHTLY_REBUILD,
+    RANGE_END,
+    RANGE_START,
+    build_defs,
+    input_files_sensor,
+)
 
 
 def evaluate(instance: dg.DagsterInstance, data: Path, cursor: str | None) -> dg.SensorResult:
@@ -69,7 +76,7 @@ def test_sensor_keeps_one_partition_per_file_and_requests_each_change_once(
     os.utime(changed, ns=(1, 10**18))
     second = evaluate(instance, data, first.cursor)
     assert sorted(r.partition_key for r in second.run_requests) == [person, first_file]
-    assert {r.tags["nara_kg/change"] for r in second.run_requests} == {"added", "changed"}
+    assert {r.tags[CHANGE_TAG] for r in second.run_requests} == {"added", "changed"}
     assert first.run_requests[0].run_key not in {r.run_key for r in second.run_requests}
     assert set(instance.get_dynamic_partitions(INPUT_FILES_PARTITIONS)) == {first_file, person}
     # A removed file loses its partition, and the graph-wide job takes its records out.

@@ -27,7 +27,7 @@ from graph_assets.common import (
 )
 from graph_assets.partitions import files_of_run, input_files, is_full_rebuild
 from nara_kg.embedding.encoder import Embedder
-from nara_kg.ingest import stages as pipeline
+from nara_kg.ingest.stages import chunk_embeddings, chunks, parsed_records, raw_jsonl
 from nara_kg.ingest.layout import WorkLayout
 from resources import EmbeddingModel, PipelinePaths
 
@@ -55,7 +55,7 @@ FILE_SPECS = [
         description=(
             "One export file (.jsonl, .jsonl.gz, .zip) under NARA_DATA_DIR per partition: its "
             "size and content hash (reused while size and mtime are unchanged). Core: "
-            "nara_kg.ingest.stages.scan_file."
+            "nara_kg.ingest.stages.raw_jsonl.scan_file."
         ),
     ),
     dg.AssetSpec(
@@ -68,7 +68,8 @@ FILE_SPECS = [
             "The file's records, all ten types flattened to seed 000's property names, streamed "
             "to one Parquet part; stubs for parents and referenced authorities; bad lines to the "
             "file's rejects part (file, line, reason, raw text). Skipped when the content is "
-            "unchanged, except in the full rebuild. Core: nara_kg.ingest.stages.parse_file."
+            "unchanged, except in the full rebuild. Core: "
+            "nara_kg.ingest.stages.parsed_records.parse_file."
         ),
     ),
     dg.AssetSpec(
@@ -81,7 +82,7 @@ FILE_SPECS = [
             "Every record of the file split like the seed (recursive, 500 chars, no overlap) "
             "with a search header (title, type, parent, dates) on every chunk, re-split by "
             "tokens so that no chunk exceeds the embedding model's maximum sequence length. "
-            "chunkId = '<naId>-<seq>'. Core: nara_kg.ingest.stages.chunk_file."
+            "chunkId = '<naId>-<seq>'. Core: nara_kg.ingest.stages.chunks.chunk_file."
         ),
     ),
     dg.AssetSpec(
@@ -94,7 +95,7 @@ FILE_SPECS = [
             "sentence-transformers vectors (default all-MiniLM-L6-v2, offline) of the file's "
             "embeddable chunks, one Parquet part per file; a chunk whose text and model are "
             "unchanged keeps its vector (the full rebuild re-encodes all). Core: "
-            "nara_kg.ingest.stages.embed_file."
+            "nara_kg.ingest.stages.chunk_embeddings.embed_file."
         ),
     ),
 ]
@@ -112,7 +113,7 @@ class _Stages:
     by_type: Counter[str] = field(default_factory=Counter)
     reasons: Counter[str] = field(default_factory=Counter)
     cut: list[dict[str, Any]] = field(default_factory=list)
-    chunk_total: pipeline.ChunkResult = field(default_factory=pipeline.ChunkResult)
+    chunk_total: chunks.ChunkResult = field(default_factory=chunks.ChunkResult)
     seconds_encoding: float = 0.0
 
     @property
@@ -121,7 +122,7 @@ class _Stages:
 
     def scan(self, rel_path: str) -> dict[str, Any]:
         try:
-            file = pipeline.scan_file(self.paths.data_path, rel_path, self.layout, force=self.force)
+            file = raw_jsonl.scan_file(self.paths.data_path, rel_path, self.layout, force=self.force)
         except FileNotFoundError as error:
             raise dg.Failure(
                 f"{error}: the file left the export; the input sensor (or `nara-kg build`) "
@@ -130,8 +131,8 @@ class _Stages:
         return {"file": rel_path, "bytes": file.size, "sha256": file.sha256}
 
     def parse(self, rel_path: str) -> dict[str, Any]:
-        file = pipeline.scanned_file(self.paths.data_path, rel_path, self.layout)
-        result = pipeline.parse_file(
+        file = raw_jsonl.scanned_file(self.paths.data_path, rel_path, self.layout)
+        result = parsed_records.parse_file(
             file,
             self.layout,
             force=self.force,
@@ -161,9 +162,9 @@ class _Stages:
         }
 
     def chunk(self, rel_path: str) -> dict[str, Any]:
-        file = pipeline.scanned_file(self.paths.data_path, rel_path, self.layout)
+        file = raw_jsonl.scanned_file(self.paths.data_path, rel_path, self.layout)
         self.chunk_total.token_limit = self.embedder.max_tokens
-        stats, computed = pipeline.chunk_file(
+        stats, computed = chunks.chunk_file(
             file,
             self.layout,
             count_tokens=self.embedder.count_tokens,
@@ -186,8 +187,8 @@ class _Stages:
         }
 
     def embed(self, rel_path: str) -> dict[str, Any]:
-        file = pipeline.scanned_file(self.paths.data_path, rel_path, self.layout)
-        result = pipeline.embed_file(
+        file = raw_jsonl.scanned_file(self.paths.data_path, rel_path, self.layout)
+        result = chunk_embeddings.embed_file(
             file, self.layout, self.embedder, force=self.force, log=self.log.debug
         )
         self.seconds_encoding += result.seconds_encoding

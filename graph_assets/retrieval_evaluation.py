@@ -1,4 +1,5 @@
-"""The query/evaluation asset: retrieval quality of the finished graph, with a threshold check."""
+"""The retrieval_evaluation asset: retrieval quality of the finished graph, with its advisory
+threshold check (named in :mod:`quality.names`)."""
 
 from collections.abc import Iterator
 from typing import Any
@@ -6,19 +7,19 @@ from typing import Any
 import dagster as dg
 
 from graph_assets.common import GROUP, OWNERS, table, timed
-from graph_assets.communities import community_reports
-from graph_assets.graph import (
+from graph_assets.community_reports import community_reports
+from graph_assets.relationships import (
     authority_relationships,
     includes_relationships,
     next_relationships,
-    vector_index,
 )
+from graph_assets.vector_index import vector_index
 from nara_kg.embedding.encoder import Embedder
 from nara_kg.retrieval.evaluation import Question, evaluate_local, load_questions
 from nara_kg.retrieval.search import local_search
+from quality.names import RETRIEVAL_THRESHOLDS_CHECK, is_blocking, severity
 from resources import EmbeddingModel, LLMResource, Neo4jResource, PipelinePaths
 
-RETRIEVAL_THRESHOLDS_CHECK = "retrieval_meets_thresholds"
 MIN_HIT_AT_5 = 0.6
 MIN_MRR_AT_10 = 0.4
 
@@ -39,13 +40,16 @@ MIN_MRR_AT_10 = 0.4
             RETRIEVAL_THRESHOLDS_CHECK,
             asset="retrieval_evaluation",
             description=f"hit@5 >= {MIN_HIT_AT_5} and MRR@10 >= {MIN_MRR_AT_10}",
+            blocking=is_blocking(RETRIEVAL_THRESHOLDS_CHECK),
         )
     ],
     description=(
         "Runs the question file (JSONL: id, question, expected_naids, mode) through hybrid "
         "local search and records hit@1, hit@5, MRR@10 and latency p50/p95; global questions "
         "go through global search over the community reports, recording whether an answer "
-        "was given and which communities supported it."
+        "was given and which communities supported it. Core: "
+        "nara_kg.retrieval.evaluation.evaluate_local, nara_kg.retrieval.search.local_search, "
+        "nara_kg.retrieval.ask.ask."
     ),
 )
 def retrieval_evaluation(
@@ -72,7 +76,7 @@ def retrieval_evaluation(
         yield dg.AssetCheckResult(
             check_name=RETRIEVAL_THRESHOLDS_CHECK,
             passed=True,
-            severity=dg.AssetCheckSeverity.WARN,
+            severity=severity(RETRIEVAL_THRESHOLDS_CHECK),
             description=f"skipped: no question file at {questions_path}",
             metadata={"skipped": True},
         )
@@ -122,7 +126,7 @@ def retrieval_evaluation(
     yield dg.AssetCheckResult(
         check_name=RETRIEVAL_THRESHOLDS_CHECK,
         passed=passed,
-        severity=dg.AssetCheckSeverity.WARN,
+        severity=severity(RETRIEVAL_THRESHOLDS_CHECK),
         metadata={
             "hit_at_5": report.hit_at_5,
             "mrr_at_10": report.mrr_at_10,
@@ -161,9 +165,11 @@ def _global_questions(
                 {
                     "id": question.id,
                     "question": question.question,
-                    "answered": not response["refused"],
-                    "communities": ", ".join(response["communities"]),
-                    "latency_ms": response["latency_ms"],
+                    "answered": not response.refused,
+                    "communities": ", ".join(
+                        response.global_sources.communities if response.global_sources else ()
+                    ),
+                    "latency_ms": response.latency_ms,
                 }
             )
     return rows

@@ -1,11 +1,12 @@
-"""GraphRAG half: Leiden communities and their reports."""
+"""The community_reports asset: one GraphRAG report per community, with an embedding of its
+summary."""
 
 from typing import Any
 
 import dagster as dg
 
 from graph_assets.common import (
-    GRAPH_KINDS,
+    GRAPH_AUTOMATION,
     GROUP,
     NEO4J_RETRY,
     NEO4J_WRITES_POOL,
@@ -14,73 +15,12 @@ from graph_assets.common import (
     table,
     timed,
 )
-from graph_assets.graph import (
-    GRAPH_AUTOMATION,
-    authority_relationships,
-    includes_relationships,
-    text_embeddings,
-)
-from nara_kg.build import communities as build_communities
+from graph_assets.graph_communities import graph_communities
+from graph_assets.text_embeddings import text_embeddings
 from nara_kg.generation import generate as report_generation
 from resources import EmbeddingModel, LLMResource, Neo4jResource, PipelinePaths
 
-
-@dg.asset(
-    group_name=GROUP,
-    kinds=GRAPH_KINDS | {"gds"},
-    owners=OWNERS,
-    deps=[includes_relationships, authority_relationships],
-    retry_policy=NEO4J_RETRY,
-    pool=NEO4J_WRITES_POOL,
-    automation_condition=GRAPH_AUTOMATION,
-    description=(
-        "Hierarchical Leiden (GDS, through the graphdatascience client) on an undirected "
-        "projection of first chunks with Includes + authority relationships; fixed randomSeed "
-        "and concurrency 1, so the same graph gives the same communities. Level 0 = finest. "
-        "(:Community {id: '<level>-<communityId>', level, size}); members -[:IN_COMMUNITY]-> "
-        "their finest community, each community -[:IN_COMMUNITY]-> its parent. Singletons get "
-        "no Community node; components are clustered separately by construction."
-    ),
-)
-def graph_communities(
-    context: dg.AssetExecutionContext, neo4j: Neo4jResource
-) -> dg.MaterializeResult:
-    metadata: dict[str, Any] = {}
-    with timed(metadata):
-        result = build_communities.detect_communities(
-            neo4j.get_driver(), neo4j.database, neo4j.get_gds()
-        )
-    context.log.info(
-        f"{sum(result.communities_per_level.values())} communities over {result.levels} levels "
-        f"(projection: {result.nodes} nodes, {result.relationships} relationships)"
-    )
-    return dg.MaterializeResult(
-        metadata={
-            **metadata,
-            "projected_nodes": result.nodes,
-            "projected_relationships": result.relationships,
-            "levels": result.levels,
-            "communities": sum(result.communities_per_level.values()),
-            "communities_per_level": table(
-                [
-                    {
-                        "level": level,
-                        "communities": count,
-                        "modularity": round(result.modularities[level], 4)
-                        if level < len(result.modularities)
-                        else "",
-                    }
-                    for level, count in result.communities_per_level.items()
-                ]
-            ),
-            "level_0_size_distribution": counts_table(result.size_distribution, key="size"),
-            "records_in_a_community": result.members_with_community,
-            "membership_added": result.write["added"],
-            "membership_removed": result.write["removed"],
-        }
-    )
-
-
+#: Most tokens of context (members, excerpts, relationships) in one community's report prompt.
 REPORT_TOKEN_BUDGET = 1_200
 
 
@@ -99,7 +39,8 @@ REPORT_TOKEN_BUDGET = 1_200
         "as its only sub-community takes that report. JSON {title, summary, rating, "
         "rating_explanation, findings} on the Community node, with an embedding of title + "
         "summary (vector index community_summaries). Generations are cached by prompt + model "
-        "+ parameters: an unchanged community is never regenerated."
+        "+ parameters: an unchanged community is never regenerated. Core: "
+        "nara_kg.generation.generate.generate_community_reports."
     ),
 )
 def community_reports(

@@ -1,0 +1,78 @@
+"""The graph_communities asset: hierarchical Leiden communities over the record graph (the
+GraphRAG half starts here)."""
+
+from typing import Any
+
+import dagster as dg
+
+from graph_assets.common import (
+    GRAPH_AUTOMATION,
+    GRAPH_KINDS,
+    GROUP,
+    NEO4J_RETRY,
+    NEO4J_WRITES_POOL,
+    OWNERS,
+    counts_table,
+    table,
+    timed,
+)
+from graph_assets.relationships import authority_relationships, includes_relationships
+from nara_kg.build import communities as build_communities
+from resources import Neo4jResource
+
+
+@dg.asset(
+    group_name=GROUP,
+    kinds=GRAPH_KINDS | {"gds"},
+    owners=OWNERS,
+    deps=[includes_relationships, authority_relationships],
+    retry_policy=NEO4J_RETRY,
+    pool=NEO4J_WRITES_POOL,
+    automation_condition=GRAPH_AUTOMATION,
+    description=(
+        "Hierarchical Leiden (GDS, through the graphdatascience client) on an undirected "
+        "projection of first chunks with Includes + authority relationships; fixed randomSeed "
+        "and concurrency 1, so the same graph gives the same communities. Level 0 = finest. "
+        "(:Community {id: '<level>-<communityId>', level, size}); members -[:IN_COMMUNITY]-> "
+        "their finest community, each community -[:IN_COMMUNITY]-> its parent. Singletons get "
+        "no Community node; components are clustered separately by construction. Core: "
+        "nara_kg.build.communities.detect_communities."
+    ),
+)
+def graph_communities(
+    context: dg.AssetExecutionContext, neo4j: Neo4jResource
+) -> dg.MaterializeResult:
+    metadata: dict[str, Any] = {}
+    with timed(metadata):
+        result = build_communities.detect_communities(
+            neo4j.get_driver(), neo4j.database, neo4j.get_gds()
+        )
+    context.log.info(
+        f"{sum(result.communities_per_level.values())} communities over {result.levels} levels "
+        f"(projection: {result.nodes} nodes, {result.relationships} relationships)"
+    )
+    return dg.MaterializeResult(
+        metadata={
+            **metadata,
+            "projected_nodes": result.nodes,
+            "projected_relationships": result.relationships,
+            "levels": result.levels,
+            "communities": sum(result.communities_per_level.values()),
+            "communities_per_level": table(
+                [
+                    {
+                        "level": level,
+                        "communities": count,
+                        "modularity": round(result.modularities[level], 4)
+                        if level < len(result.modularities)
+                        else "",
+                    }
+                    for level, count in result.communities_per_level.items()
+                ]
+            ),
+            "level_0_size_distribution": counts_table(result.size_distribution, key="size"),
+            "records_in_a_community": result.members_with_community,
+            "membership_added": result.write["added"],
+            "membership_removed": result.write["removed"],
+        }
+    )

@@ -1,0 +1,66 @@
+"""The graph_nodes asset: one Neo4j node per chunk of a chosen record, written by difference."""
+
+from typing import Any
+
+import dagster as dg
+
+from graph_assets.common import (
+    GRAPH_AUTOMATION,
+    GRAPH_KINDS,
+    GROUP,
+    NEO4J_RETRY,
+    NEO4J_WRITES_POOL,
+    OWNERS,
+    counts_table,
+    timed,
+)
+from graph_assets.file_stages import CHUNKS
+from graph_assets.partitions import is_full_rebuild
+from graph_assets.record_selection import record_selection
+from nara_kg.build import nodes as build_nodes
+from nara_kg.graph import nodes
+from resources import Neo4jResource, PipelinePaths
+
+
+@dg.asset(
+    group_name=GROUP,
+    kinds=GRAPH_KINDS,
+    owners=OWNERS,
+    deps=[record_selection, CHUNKS],
+    retry_policy=NEO4J_RETRY,
+    pool=NEO4J_WRITES_POOL,
+    automation_condition=GRAPH_AUTOMATION,
+    description=(
+        "One node per chunk of a chosen record, labelled Chunk + its record type (+ "
+        "recordWithText when its text is embedded), seed 000's properties; chunkId unique, "
+        "naId indexed. Only new or changed chunks are written (UNWIND + MERGE); chunks gone "
+        "from the input are deleted. Core: nara_kg.build.nodes.sync_nodes."
+    ),
+)
+def graph_nodes(
+    context: dg.AssetExecutionContext, neo4j: Neo4jResource, paths: PipelinePaths
+) -> dg.MaterializeResult:
+    driver = neo4j.get_driver()
+    metadata: dict[str, Any] = {}
+    with timed(metadata):
+        result = build_nodes.sync_nodes(
+            driver,
+            neo4j.database,
+            paths.layout,
+            rewrite_all=is_full_rebuild(context),
+            log=context.log.info,
+        )
+    counts = nodes.node_counts(driver, neo4j.database)
+    return dg.MaterializeResult(
+        metadata={
+            **metadata,
+            "chunks_desired": result.desired,
+            "nodes_written": result.written,
+            "nodes_unchanged": result.unchanged,
+            "nodes_deleted": result.deleted,
+            "records_written": result.records_written,
+            "records_removed": result.records_removed,
+            "written_by_type": counts_table(result.written_by_type),
+            "graph_counts": counts_table(counts, key="type.measure"),
+        }
+    )

@@ -1,0 +1,85 @@
+"""The record_selection asset: one row per naId across every parsed file, the organization
+alias table and the rejects table of all files (graph-wide, once over every partition)."""
+
+from typing import Any
+
+import dagster as dg
+
+from graph_assets.common import (
+    GRAPH_AUTOMATION,
+    GROUP,
+    OWNERS,
+    counts_table,
+    table,
+    timed,
+)
+from graph_assets.file_stages import CHUNKS, PARSED_RECORDS
+from nara_kg.ingest.stages.record_selection import select_live_records
+from nara_kg.ingest.inputs import SKIPPED_FILE
+from resources import PipelinePaths
+
+
+@dg.asset(
+    group_name=GROUP,
+    kinds={"python", "parquet"},
+    owners=OWNERS,
+    # After the chunks too: its checks cover the chunks the graph will be built from.
+    deps=[PARSED_RECORDS, CHUNKS],
+    automation_condition=GRAPH_AUTOMATION,
+    description=(
+        "Graph-wide: one row per naId across every parsed file (full beats stub, most complete "
+        "copy wins, ties to the first file and line); the alias table of nested organization "
+        "names; the rejects table of all files. Files gone from the input lose their parts "
+        "here, so their records leave the graph. Core: "
+        "nara_kg.ingest.stages.record_selection.select_live_records."
+    ),
+)
+def record_selection(
+    context: dg.AssetExecutionContext, paths: PipelinePaths
+) -> dg.MaterializeResult:
+    layout = paths.layout
+    metadata: dict[str, Any] = {}
+    with timed(metadata):
+        result = select_live_records(
+            paths.data_path,
+            layout,
+            follow_external_links=paths.follow_external_links,
+            log=context.log.info,
+        )
+    if result.rejected:
+        context.log.warning(
+            f"{result.rejected} of {result.lines} lines rejected ({result.reject_share:.2%}); "
+            f"see {layout.rejects}"
+        )
+    return dg.MaterializeResult(
+        metadata={
+            **metadata,
+            "files": len(result.per_file),
+            "files_not_parsed_yet": len(result.files_pending),
+            "files_skipped": result.reject_reasons.get(SKIPPED_FILE, 0),
+            "files_removed": result.parts_removed,
+            "records": result.records,
+            "records_chosen": result.chosen_records,
+            "stubs_chosen": result.chosen_stubs,
+            "lines": result.lines,
+            "lines_rejected": result.rejected,
+            "reject_share": dg.MetadataValue.float(round(result.reject_share, 6)),
+            "records_by_type": counts_table(result.by_type),
+            "reject_reasons": counts_table(result.reject_reasons, key="reason"),
+            "duplicates": table(
+                [
+                    {
+                        **d,
+                        "dropped": ", ".join(d["dropped"]),
+                        "dropped_completeness": ", ".join(map(str, d["dropped_completeness"])),
+                    }
+                    for d in result.duplicates
+                ]
+            ),
+            "duplicate_naids": len(result.duplicates),
+            "organization_name_aliases": result.aliases,
+            "per_file": table(result.per_file, limit=100),
+            "not_parsed_yet": table([{"file": rel} for rel in result.files_pending]),
+            "rejects_path": dg.MetadataValue.path(str(layout.rejects)),
+        }
+    )

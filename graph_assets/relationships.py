@@ -1,0 +1,120 @@
+"""The relationship assets, each synchronized with Neo4j by difference: next_relationships
+(chunk to next chunk of a record), includes_relationships (the record hierarchy) and
+authority_relationships (authority records to the records that cite them)."""
+
+from typing import Any
+
+import dagster as dg
+
+from graph_assets.common import (
+    GRAPH_AUTOMATION,
+    GRAPH_KINDS,
+    GROUP,
+    NEO4J_RETRY,
+    NEO4J_WRITES_POOL,
+    OWNERS,
+    table,
+    timed,
+)
+from graph_assets.graph_nodes import graph_nodes
+from nara_kg.build import relationships as build_relationships
+from nara_kg.graph.relationships import SyncResult
+from resources import Neo4jResource, PipelinePaths
+
+
+def _sync_metadata(results: list[SyncResult], metadata: dict[str, Any]) -> dict[str, Any]:
+    return {
+        **metadata,
+        "relationships": sum(r.desired for r in results),
+        "added": sum(r.added for r in results),
+        "removed": sum(r.removed for r in results),
+        "by_type": table(
+            [
+                {"type": r.relationship, "total": r.desired, "added": r.added, "removed": r.removed}
+                for r in results
+            ]
+        ),
+    }
+
+
+@dg.asset(
+    group_name=GROUP,
+    kinds=GRAPH_KINDS,
+    owners=OWNERS,
+    deps=[graph_nodes],
+    retry_policy=NEO4J_RETRY,
+    pool=NEO4J_WRITES_POOL,
+    automation_condition=GRAPH_AUTOMATION,
+    description=(
+        "`Next`: chunk k -> chunk k+1 of the same record. "
+        "Core: nara_kg.build.relationships.sync_next."
+    ),
+)
+def next_relationships(neo4j: Neo4jResource, paths: PipelinePaths) -> dg.MaterializeResult:
+    metadata: dict[str, Any] = {}
+    with timed(metadata):
+        result = build_relationships.sync_next(neo4j.get_driver(), neo4j.database, paths.layout)
+    return dg.MaterializeResult(metadata=_sync_metadata([result], metadata))
+
+
+@dg.asset(
+    group_name=GROUP,
+    kinds=GRAPH_KINDS,
+    owners=OWNERS,
+    deps=[graph_nodes],
+    retry_policy=NEO4J_RETRY,
+    pool=NEO4J_WRITES_POOL,
+    automation_condition=GRAPH_AUTOMATION,
+    description=(
+        "`Includes`: the first chunk of a record's nearest ancestor (by `distance`) -> the "
+        "record's first chunk; ancestors known only from `ancestors[]` are stub nodes. "
+        "Core: nara_kg.build.relationships.sync_includes."
+    ),
+)
+def includes_relationships(
+    context: dg.AssetExecutionContext, neo4j: Neo4jResource, paths: PipelinePaths
+) -> dg.MaterializeResult:
+    metadata: dict[str, Any] = {}
+    with timed(metadata):
+        result, cycles = build_relationships.sync_includes(
+            neo4j.get_driver(), neo4j.database, paths.layout
+        )
+    for cycle in cycles:
+        context.log.warning(
+            f"ancestor cycle {' -> '.join(map(str, cycle))} -> {cycle[0]}: naId {cycle[0]} "
+            "lost its parent link (the smallest naId of a cycle becomes its root)"
+        )
+    return dg.MaterializeResult(
+        metadata={
+            **_sync_metadata([result], metadata),
+            "ancestor_cycles_broken": len(cycles),
+            "ancestor_cycles": table(
+                [{"cycle": " -> ".join(map(str, c)), "root": c[0]} for c in cycles]
+            ),
+        }
+    )
+
+
+@dg.asset(
+    group_name=GROUP,
+    kinds=GRAPH_KINDS,
+    owners=OWNERS,
+    deps=[graph_nodes],
+    retry_policy=NEO4J_RETRY,
+    pool=NEO4J_WRITES_POOL,
+    automation_condition=GRAPH_AUTOMATION,
+    description=(
+        "The eleven naId-authority relationship types (broaderTerm, contributor, creator, "
+        "subject, donor, narrowerTerm, organizationalReference, relatedTerm, jurisdiction, "
+        "organizationName, personalReference), authority first chunk -> record first chunk; a "
+        "creator naId that is a nested organizationNames[] entry resolves to its organization. "
+        "Core: nara_kg.build.relationships.sync_authorities."
+    ),
+)
+def authority_relationships(neo4j: Neo4jResource, paths: PipelinePaths) -> dg.MaterializeResult:
+    metadata: dict[str, Any] = {}
+    with timed(metadata):
+        results = build_relationships.sync_authorities(
+            neo4j.get_driver(), neo4j.database, paths.layout
+        )
+    return dg.MaterializeResult(metadata=_sync_metadata(results, metadata))

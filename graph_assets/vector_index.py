@@ -1,0 +1,59 @@
+"""The vector_index asset: the vector and full-text indexes that hybrid search reads."""
+
+from typing import Any
+
+import dagster as dg
+
+from graph_assets.common import (
+    GRAPH_AUTOMATION,
+    GRAPH_KINDS,
+    GROUP,
+    NEO4J_RETRY,
+    NEO4J_WRITES_POOL,
+    OWNERS,
+    table,
+    timed,
+)
+from graph_assets.text_embeddings import text_embeddings
+from nara_kg.graph import indexes
+from resources import EmbeddingModel, Neo4jResource
+
+
+@dg.asset(
+    group_name=GROUP,
+    kinds=GRAPH_KINDS,
+    owners=OWNERS,
+    deps=[text_embeddings],
+    retry_policy=NEO4J_RETRY,
+    pool=NEO4J_WRITES_POOL,
+    automation_condition=GRAPH_AUTOMATION,
+    description=(
+        "Vector index `texts_from_records` on :recordWithText(textEmbedding), cosine, the "
+        "model's dimension, plus a full-text index over the same text for hybrid search; "
+        "waits until both are ONLINE. Core: nara_kg.graph.indexes.ensure_vector_index, "
+        "nara_kg.graph.indexes.ensure_fulltext_index."
+    ),
+)
+def vector_index(neo4j: Neo4jResource, embedding_model: EmbeddingModel) -> dg.MaterializeResult:
+    driver = neo4j.get_driver()
+    metadata: dict[str, Any] = {}
+    with timed(metadata):
+        vector = indexes.ensure_vector_index(
+            driver, neo4j.database, embedding_model.get_embedder().dimension
+        )
+        fulltext = indexes.ensure_fulltext_index(driver, neo4j.database)
+    return dg.MaterializeResult(
+        metadata={
+            **metadata,
+            "indexes": table(
+                [
+                    {
+                        k: str(info[k]) if isinstance(info[k], list) else info[k]
+                        for k in ("name", "type", "state", "labelsOrTypes", "properties")
+                    }
+                    for info in (vector, fulltext)
+                ]
+            ),
+            "vector_dimensions": embedding_model.get_embedder().dimension,
+        }
+    )
