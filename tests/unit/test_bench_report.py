@@ -1,0 +1,52 @@
+"""The benchmark's report without a build: targets, the Markdown block, BENCHMARKS.md upkeep."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from benchmarks.options import REQUIRED_KEYS, TARGETS
+from benchmarks.report import RESULTS_END, RESULTS_START, markdown_report, update_benchmarks_md
+from benchmarks.suite import targets_report
+
+
+def _results() -> dict[str, Any]:
+    results: dict[str, Any] = dict.fromkeys(REQUIRED_KEYS)
+    results.update(
+        records=400,
+        build_seconds=12.0,
+        embedding_seconds=10.0,
+        build_over_embedding_ratio=1.2,
+        local_search_p95_ms=200.0,
+        per_asset_seconds={"file_stages": 8.0, "graph_nodes": 2.0},
+    )
+    results["targets"] = targets_report(results)
+    return results
+
+
+def test_targets_say_met_missed_and_unmeasured() -> None:
+    rows = {row["metric"]: row for row in _results()["targets"]}
+    assert set(rows) == set(TARGETS)
+    assert rows["build_over_embedding_ratio"]["met"] is True
+    assert rows["local_search_p95_ms"]["met"] is False
+    assert rows["local_search_p95_ms"]["miss"] == "1.33x over"
+    assert rows["onnx_vs_torch_ratio"]["met"] is None
+
+
+def test_markdown_report_has_the_tables_and_the_json_keys() -> None:
+    text = markdown_report(_results())
+    assert "| 1 | whole build, wall time (s) | 12.0 |" in text
+    assert "| file_stages | 8.0 | 66.7% |" in text
+    summary = json.loads(text.split("```json\n", 1)[1].split("\n```", 1)[0])
+    assert list(summary) == list(REQUIRED_KEYS)
+
+
+def test_update_replaces_only_the_generated_block(tmp_path: Path) -> None:
+    report = tmp_path / "BENCHMARKS.md"
+    report.write_text("# Benchmarks\n\nhand-written notes\n", encoding="utf-8")
+    update_benchmarks_md(report, _results())
+    update_benchmarks_md(report, _results())
+    text = report.read_text(encoding="utf-8")
+    assert text.count(RESULTS_START) == 1 and text.count(RESULTS_END) == 1
+    assert text.startswith("# Benchmarks\n\nhand-written notes\n")
