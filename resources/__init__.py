@@ -19,7 +19,12 @@ from neo4j import Driver
 from pydantic import PrivateAttr
 
 from nara_kg.embedding.encoder import DEFAULT_MODEL, Embedder
-from nara_kg.generation.llm import DEFAULT_CONNECT_TIMEOUT_S, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S
+from nara_kg.generation.llm import (
+    DEFAULT_CONNECT_TIMEOUT_S,
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_TIMEOUT_S,
+    LLM,
+)
 from nara_kg.graph.connection import open_driver
 from nara_kg.ingest.layout import WorkLayout
 from nara_kg.ingest.records import DEFAULT_MAX_BODY_CHARS
@@ -134,7 +139,7 @@ class LLMResource(dg.ConfigurableResource):
     #: so. On: that failure is an error.
     strict: bool = False
 
-    def get_llm(self) -> Any:
+    def get_llm(self) -> LLM:
         from nara_kg.generation import llm
 
         if self.backend == "extractive":

@@ -11,9 +11,16 @@ from neo4j import Driver
 
 from nara_kg.graph.batches import read_all, write_batches, write_one
 from nara_kg.model.community_hierarchy import Hierarchy
-from nara_kg.model.schema import AUTHORITY_RELATIONSHIPS, Label, Prop, Rel
+from nara_kg.model.schema import (
+    AUTHORITY_RELATIONSHIPS,
+    GDS_PROJECTION,
+    CommunityProp,
+    Index,
+    Label,
+    Prop,
+    Rel,
+)
 
-PROJECTION = "nara_kg_communities"
 #: Fixed seed and a single thread: Leiden is then deterministic, so the same graph gives the
 #: same communities on every rebuild (and cached reports stay valid).
 LEIDEN_CONFIG: dict[str, Any] = {
@@ -53,44 +60,46 @@ RETURN gds.graph.project(
 
 UPSERT_COMMUNITIES = f"""
 UNWIND $rows AS row
-MERGE (c:{Label.COMMUNITY} {{id: row.id}})
-SET c.level = row.level, c.size = row.size, c.memberHash = row.memberHash
+MERGE (c:{Label.COMMUNITY} {{{CommunityProp.ID}: row.id}})
+SET c.{CommunityProp.LEVEL} = row.level, c.{CommunityProp.SIZE} = row.size,
+    c.{CommunityProp.MEMBER_HASH} = row.memberHash
 """
 
 DELETE_STALE_COMMUNITIES = f"""
-MATCH (c:{Label.COMMUNITY}) WHERE NOT c.id IN $ids
+MATCH (c:{Label.COMMUNITY}) WHERE NOT c.{CommunityProp.ID} IN $ids
 DETACH DELETE c
 """
 
 EXISTING_MEMBERSHIP = f"""
 MATCH (m)-[:{Rel.IN_COMMUNITY}]->(c:{Label.COMMUNITY})
-RETURN coalesce(m.{Prop.CHUNK_ID}, 'community:' + m.id) AS member, c.id AS community
+RETURN coalesce(m.{Prop.CHUNK_ID}, 'community:' + m.{CommunityProp.ID}) AS member,
+       c.{CommunityProp.ID} AS community
 """
 
 ADD_MEMBERS = f"""
 UNWIND $rows AS row
 MATCH (m:{Label.CHUNK} {{{Prop.CHUNK_ID}: row[0]}})
-MATCH (c:{Label.COMMUNITY} {{id: row[1]}})
+MATCH (c:{Label.COMMUNITY} {{{CommunityProp.ID}: row[1]}})
 MERGE (m)-[:{Rel.IN_COMMUNITY}]->(c)
 """
 
 ADD_PARENTS = f"""
 UNWIND $rows AS row
-MATCH (child:{Label.COMMUNITY} {{id: row[0]}})
-MATCH (parent:{Label.COMMUNITY} {{id: row[1]}})
+MATCH (child:{Label.COMMUNITY} {{{CommunityProp.ID}: row[0]}})
+MATCH (parent:{Label.COMMUNITY} {{{CommunityProp.ID}: row[1]}})
 MERGE (child)-[:{Rel.IN_COMMUNITY}]->(parent)
 """
 
 REMOVE_MEMBERSHIP = f"""
 UNWIND $rows AS row
-MATCH (m)-[r:{Rel.IN_COMMUNITY}]->(c:{Label.COMMUNITY} {{id: row[1]}})
-WHERE coalesce(m.{Prop.CHUNK_ID}, 'community:' + m.id) = row[0]
+MATCH (m)-[r:{Rel.IN_COMMUNITY}]->(c:{Label.COMMUNITY} {{{CommunityProp.ID}: row[1]}})
+WHERE coalesce(m.{Prop.CHUNK_ID}, 'community:' + m.{CommunityProp.ID}) = row[0]
 DELETE r
 """
 
 COMMUNITY_SCHEMA = (
-    f"CREATE CONSTRAINT community_id_unique IF NOT EXISTS "
-    f"FOR (c:{Label.COMMUNITY}) REQUIRE c.id IS UNIQUE",
+    f"CREATE CONSTRAINT {Index.COMMUNITY_ID_CONSTRAINT} IF NOT EXISTS "
+    f"FOR (c:{Label.COMMUNITY}) REQUIRE c.{CommunityProp.ID} IS UNIQUE",
 )
 
 
@@ -107,14 +116,14 @@ class LeidenResult:
 
 
 def projection_exists(gds: GraphDataScience) -> bool:
-    return bool(gds.graph.exists(PROJECTION))
+    return bool(gds.graph.exists(GDS_PROJECTION))
 
 
 def run_leiden(gds: GraphDataScience) -> LeidenResult:
     """Project, cluster and drop the projection again, also when anything fails."""
     if projection_exists(gds):
-        gds.graph.drop(PROJECTION)
-    graph, projected = gds.graph.project.cypher(PROJECT, graph_name=PROJECTION)
+        gds.graph.drop(GDS_PROJECTION)
+    graph, projected = gds.graph.project.cypher(PROJECT, graph_name=GDS_PROJECTION)
     try:
         ids = gds.graph.node_properties.stream(graph, "naId")
         na_id_of = dict(zip(ids["nodeId"], ids["naId"].astype("int64"), strict=True))
@@ -189,7 +198,8 @@ def community_rows(
     return read_all(
         driver,
         database,
-        f"MATCH (c:{Label.COMMUNITY}) WHERE $level IS NULL OR c.level = $level "
-        "RETURN c {.*, summaryEmbedding: null} AS community ORDER BY c.level, c.id",
+        f"MATCH (c:{Label.COMMUNITY}) WHERE $level IS NULL OR c.{CommunityProp.LEVEL} = $level "
+        f"RETURN c {{.*, {CommunityProp.SUMMARY_EMBEDDING}: null}} AS community "
+        f"ORDER BY c.{CommunityProp.LEVEL}, c.{CommunityProp.ID}",
         level=level,
     )

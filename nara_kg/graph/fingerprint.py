@@ -9,11 +9,11 @@ from typing import Any
 
 from neo4j import Driver
 
-from nara_kg.model.schema import Label, Prop
+from nara_kg.model.schema import CommunityProp, Label, Prop
 
 #: Vectors are left out (their floats may differ in the last bits between batchings); the
 #: embedding key, which names the exact text and model they came from, stands in for them.
-EXCLUDED_PROPERTIES = frozenset({Prop.EMBEDDING, "summaryEmbedding"})
+EXCLUDED_PROPERTIES = frozenset({Prop.EMBEDDING, CommunityProp.SUMMARY_EMBEDDING})
 
 NODES = f"""
 MATCH (n) WHERE n:{Label.CHUNK} OR n:{Label.COMMUNITY}

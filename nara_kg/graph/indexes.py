@@ -7,7 +7,7 @@ from typing import Any
 from neo4j import Driver
 
 from nara_kg.graph.batches import read_all, write_one
-from nara_kg.model.schema import FULLTEXT_INDEX, VECTOR_INDEX, Label, Prop
+from nara_kg.model.schema import Index, Label, Prop
 
 #: Properties the full-text index reads. Titles are a field of their own besides `text` (which
 #: repeats them in its header): BM25 then rewards a match in the short title field, which is what
@@ -29,35 +29,35 @@ def index_info(driver: Driver, database: str, name: str) -> dict[str, Any] | Non
 def ensure_vector_index(driver: Driver, database: str, dimensions: int) -> dict[str, Any]:
     """Create `texts_from_records` (cosine, the model's dimension); rebuild it if the model's
     dimension changed, since an index of another width would silently match nothing."""
-    info = index_info(driver, database, VECTOR_INDEX)
+    info = index_info(driver, database, Index.VECTOR)
     if info is not None:
         config = (info.get("options") or {}).get("indexConfig") or {}
         if int(config.get("vector.dimensions", dimensions)) != dimensions:
-            write_one(driver, database, f"DROP INDEX {VECTOR_INDEX} IF EXISTS")
+            write_one(driver, database, f"DROP INDEX {Index.VECTOR} IF EXISTS")
     write_one(
         driver,
         database,
-        f"CREATE VECTOR INDEX {VECTOR_INDEX} IF NOT EXISTS "
+        f"CREATE VECTOR INDEX {Index.VECTOR} IF NOT EXISTS "
         f"FOR (n:{Label.RECORD_WITH_TEXT}) ON (n.{Prop.EMBEDDING}) "
         "OPTIONS {indexConfig: {`vector.dimensions`: $dimensions, "
         "`vector.similarity_function`: 'cosine'}}",
         dimensions=dimensions,
     )
-    return await_index(driver, database, VECTOR_INDEX)
+    return await_index(driver, database, Index.VECTOR)
 
 
 def ensure_fulltext_index(driver: Driver, database: str) -> dict[str, Any]:
-    info = index_info(driver, database, FULLTEXT_INDEX)
+    info = index_info(driver, database, Index.FULLTEXT)
     if info is not None and list(info["properties"]) != list(FULLTEXT_PROPERTIES):
-        write_one(driver, database, f"DROP INDEX {FULLTEXT_INDEX} IF EXISTS")
+        write_one(driver, database, f"DROP INDEX {Index.FULLTEXT} IF EXISTS")
     props = ", ".join(f"n.{p}" for p in FULLTEXT_PROPERTIES)
     write_one(
         driver,
         database,
-        f"CREATE FULLTEXT INDEX {FULLTEXT_INDEX} IF NOT EXISTS "
+        f"CREATE FULLTEXT INDEX {Index.FULLTEXT} IF NOT EXISTS "
         f"FOR (n:{Label.RECORD_WITH_TEXT}) ON EACH [{props}]",
     )
-    return await_index(driver, database, FULLTEXT_INDEX)
+    return await_index(driver, database, Index.FULLTEXT)
 
 
 def await_index(driver: Driver, database: str, name: str, timeout_s: int = 600) -> dict[str, Any]:

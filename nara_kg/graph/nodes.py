@@ -8,23 +8,15 @@ from typing import Any
 from neo4j import Driver
 
 from nara_kg.graph.batches import write_batches, write_one
-from nara_kg.model.schema import (
-    CHUNK_ID_CONSTRAINT,
-    NA_ID_INDEX,
-    RECORD_TYPES,
-    Label,
-    Prop,
-    checked_label,
-)
+from nara_kg.model.schema import RECORD_TYPES, Index, Label, Prop, checked_label
 
 #: Properties that the node writer must carry over: they are produced by later assets.
 PRESERVED_PROPERTIES: tuple[str, ...] = (Prop.EMBEDDING, Prop.EMBEDDING_KEY)
-ROW_HASH = "rowHash"
 
 SCHEMA_STATEMENTS: tuple[str, ...] = (
-    f"CREATE CONSTRAINT {CHUNK_ID_CONSTRAINT} IF NOT EXISTS "
+    f"CREATE CONSTRAINT {Index.CHUNK_ID_CONSTRAINT} IF NOT EXISTS "
     f"FOR (c:{Label.CHUNK}) REQUIRE c.{Prop.CHUNK_ID} IS UNIQUE",
-    f"CREATE INDEX {NA_ID_INDEX} IF NOT EXISTS FOR (c:{Label.CHUNK}) ON (c.{Prop.NA_ID})",
+    f"CREATE INDEX {Index.NA_ID} IF NOT EXISTS FOR (c:{Label.CHUNK}) ON (c.{Prop.NA_ID})",
 )
 
 
@@ -55,7 +47,7 @@ def existing_row_hashes(driver: Driver, database: str) -> dict[str, str | None]:
     hashes: dict[str, str | None] = {}
     with driver.session(database=database, default_access_mode="READ") as session:
         result = session.run(
-            f"MATCH (c:{Label.CHUNK}) RETURN c.{Prop.CHUNK_ID} AS id, c.{ROW_HASH} AS h"
+            f"MATCH (c:{Label.CHUNK}) RETURN c.{Prop.CHUNK_ID} AS id, c.{Prop.ROW_HASH} AS h"
         )
         for record in result:
             hashes[record["id"]] = record["h"]

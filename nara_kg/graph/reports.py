@@ -10,18 +10,19 @@ from neo4j import Driver
 from nara_kg.graph.batches import read_all, vector_values, write_batches, write_one
 from nara_kg.graph.communities import COMMUNITY_RELATIONSHIPS
 from nara_kg.graph.search import FILTER_PREDICATE
-from nara_kg.model.schema import Label, Prop, Rel
+from nara_kg.model.schema import CommunityProp, Index, Label, Prop, Rel
 
-SUMMARY_INDEX = "community_summaries"
-SUMMARY_EMBEDDING = "summaryEmbedding"
+#: Community properties, short: every statement below reads several.
+_C = CommunityProp
 _RELS = "|".join(COMMUNITY_RELATIONSHIPS)
 
 COMMUNITIES = f"""
 MATCH (c:{Label.COMMUNITY})
 OPTIONAL MATCH (child:{Label.COMMUNITY})-[:{Rel.IN_COMMUNITY}]->(c)
-RETURN c.id AS id, c.level AS level, c.size AS size, c.memberHash AS memberHash,
-       c.reportContextKey AS reportContextKey, collect(child.id) AS children
-ORDER BY c.level, c.id
+RETURN c.{_C.ID} AS id, c.{_C.LEVEL} AS level, c.{_C.SIZE} AS size,
+       c.{_C.MEMBER_HASH} AS memberHash, c.{_C.REPORT_CONTEXT_KEY} AS reportContextKey,
+       collect(child.{_C.ID}) AS children
+ORDER BY c.{_C.LEVEL}, c.{_C.ID}
 """
 
 #: Every record under a community, directly or through its sub-communities, with its degree
@@ -33,7 +34,7 @@ _MEMBER = f"""{{
 }}"""
 
 MEMBERS = f"""
-MATCH (c:{Label.COMMUNITY} {{id: $id}})
+MATCH (c:{Label.COMMUNITY} {{{_C.ID}: $id}})
 MATCH (m:{Label.CHUNK})-[:{Rel.IN_COMMUNITY}*1..12]->(c)
 RETURN {_MEMBER} AS member
 """
@@ -41,7 +42,7 @@ RETURN {_MEMBER} AS member
 #: :data:`MEMBERS` for many communities in one round trip.
 MEMBERS_OF_MANY = f"""
 UNWIND $ids AS id
-MATCH (c:{Label.COMMUNITY} {{id: id}})
+MATCH (c:{Label.COMMUNITY} {{{_C.ID}: id}})
 MATCH (m:{Label.CHUNK})-[:{Rel.IN_COMMUNITY}*1..12]->(c)
 RETURN id, collect({_MEMBER}) AS members
 """
@@ -60,49 +61,52 @@ RETURN a.{Prop.NA_ID} AS source, b.{Prop.NA_ID} AS target, type(r) AS type,
 
 WRITE_REPORTS = f"""
 UNWIND $rows AS row
-MATCH (c:{Label.COMMUNITY} {{id: row.id}})
-SET c.title = row.title, c.summary = row.summary, c.rating = row.rating,
-    c.rating_explanation = row.rating_explanation, c.findings = row.findings,
-    c.report = row.report, c.reportGeneratedBy = row.generatedBy,
-    c.reportContextKey = row.contextKey
+MATCH (c:{Label.COMMUNITY} {{{_C.ID}: row.id}})
+SET c.{_C.TITLE} = row.title, c.{_C.SUMMARY} = row.summary, c.{_C.RATING} = row.rating,
+    c.{_C.RATING_EXPLANATION} = row.rating_explanation, c.{_C.FINDINGS} = row.findings,
+    c.{_C.REPORT} = row.report, c.{_C.REPORT_GENERATED_BY} = row.generatedBy,
+    c.{_C.REPORT_CONTEXT_KEY} = row.contextKey
 """
 
 PENDING_SUMMARY_EMBEDDINGS = f"""
-MATCH (c:{Label.COMMUNITY}) WHERE c.summary IS NOT NULL
-  AND (c.summaryEmbeddingKey IS NULL OR c.summaryEmbeddingKey <> $model + '|' + c.reportContextKey)
-RETURN c.id AS id, c.title + '. ' + c.summary AS text, c.reportContextKey AS key
+MATCH (c:{Label.COMMUNITY}) WHERE c.{_C.SUMMARY} IS NOT NULL
+  AND (c.{_C.SUMMARY_EMBEDDING_KEY} IS NULL
+       OR c.{_C.SUMMARY_EMBEDDING_KEY} <> $model + '|' + c.{_C.REPORT_CONTEXT_KEY})
+RETURN c.{_C.ID} AS id, c.{_C.TITLE} + '. ' + c.{_C.SUMMARY} AS text,
+       c.{_C.REPORT_CONTEXT_KEY} AS key
 """
 
 WRITE_SUMMARY_EMBEDDINGS = f"""
 UNWIND $rows AS row
-MATCH (c:{Label.COMMUNITY} {{id: row.id}})
-CALL db.create.setNodeVectorProperty(c, '{SUMMARY_EMBEDDING}', row.vector)
-SET c.summaryEmbeddingKey = row.key
+MATCH (c:{Label.COMMUNITY} {{{_C.ID}: row.id}})
+CALL db.create.setNodeVectorProperty(c, '{_C.SUMMARY_EMBEDDING}', row.vector)
+SET c.{_C.SUMMARY_EMBEDDING_KEY} = row.key
 """
 
 REPORTS_OF_LEVEL = f"""
-MATCH (c:{Label.COMMUNITY}) WHERE c.report IS NOT NULL AND ($level IS NULL OR c.level = $level)
-RETURN c.id AS id, c.level AS level, c.size AS size, c.report AS report,
-       c.reportGeneratedBy AS generatedBy
-ORDER BY c.id
+MATCH (c:{Label.COMMUNITY})
+WHERE c.{_C.REPORT} IS NOT NULL AND ($level IS NULL OR c.{_C.LEVEL} = $level)
+RETURN c.{_C.ID} AS id, c.{_C.LEVEL} AS level, c.{_C.SIZE} AS size, c.{_C.REPORT} AS report,
+       c.{_C.REPORT_GENERATED_BY} AS generatedBy
+ORDER BY c.{_C.ID}
 """
 
 #: :data:`REPORTS_OF_LEVEL` restricted to communities holding at least one record that passes
 #: the search filters (the predicate and its parameters are local search's).
 REPORTS_MATCHING = f"""
-MATCH (c:{Label.COMMUNITY}) WHERE c.report IS NOT NULL AND c.level = $level
+MATCH (c:{Label.COMMUNITY}) WHERE c.{_C.REPORT} IS NOT NULL AND c.{_C.LEVEL} = $level
   AND EXISTS {{
     MATCH (first:{Label.CHUNK})-[:{Rel.IN_COMMUNITY}*1..12]->(c)
     WHERE {FILTER_PREDICATE}
   }}
-RETURN c.id AS id, c.level AS level, c.size AS size, c.report AS report,
-       c.reportGeneratedBy AS generatedBy
-ORDER BY c.id
+RETURN c.{_C.ID} AS id, c.{_C.LEVEL} AS level, c.{_C.SIZE} AS size, c.{_C.REPORT} AS report,
+       c.{_C.REPORT_GENERATED_BY} AS generatedBy
+ORDER BY c.{_C.ID}
 """
 
 LEVELS = (
-    f"MATCH (c:{Label.COMMUNITY}) WHERE c.report IS NOT NULL "
-    "RETURN c.level AS level, count(*) AS reports ORDER BY level"
+    f"MATCH (c:{Label.COMMUNITY}) WHERE c.{_C.REPORT} IS NOT NULL "
+    f"RETURN c.{_C.LEVEL} AS level, count(*) AS reports ORDER BY level"
 )
 
 
@@ -167,13 +171,13 @@ def ensure_summary_index(driver: Driver, database: str, dimensions: int) -> None
     write_one(
         driver,
         database,
-        f"CREATE VECTOR INDEX {SUMMARY_INDEX} IF NOT EXISTS "
-        f"FOR (c:{Label.COMMUNITY}) ON (c.{SUMMARY_EMBEDDING}) "
+        f"CREATE VECTOR INDEX {Index.SUMMARY} IF NOT EXISTS "
+        f"FOR (c:{Label.COMMUNITY}) ON (c.{_C.SUMMARY_EMBEDDING}) "
         "OPTIONS {indexConfig: {`vector.dimensions`: $dimensions, "
         "`vector.similarity_function`: 'cosine'}}",
         dimensions=dimensions,
     )
-    write_one(driver, database, "CALL db.awaitIndex($name, 300)", name=SUMMARY_INDEX)
+    write_one(driver, database, "CALL db.awaitIndex($name, 300)", name=Index.SUMMARY)
 
 
 def reports(driver: Driver, database: str, level: int | None = None) -> Sequence[dict[str, Any]]:

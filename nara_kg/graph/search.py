@@ -15,22 +15,15 @@ from typing import Any
 from neo4j import Driver
 
 from nara_kg.graph.batches import read_all
-from nara_kg.model.schema import (
-    AUTHORITY_RELATIONSHIPS,
-    FULLTEXT_INDEX,
-    VECTOR_INDEX,
-    Label,
-    Prop,
-    Rel,
-)
+from nara_kg.model.schema import AUTHORITY_RELATIONSHIPS, Index, Label, Prop, Rel
 
 VECTOR_CANDIDATES = f"""
-CALL db.index.vector.queryNodes('{VECTOR_INDEX}', $k, $vector) YIELD node, score
+CALL db.index.vector.queryNodes('{Index.VECTOR}', $k, $vector) YIELD node, score
 RETURN node.{Prop.CHUNK_ID} AS chunkId, node.{Prop.NA_ID} AS naId, score
 """
 
 FULLTEXT_CANDIDATES = f"""
-CALL db.index.fulltext.queryNodes('{FULLTEXT_INDEX}', $query, {{limit: $k}}) YIELD node, score
+CALL db.index.fulltext.queryNodes('{Index.FULLTEXT}', $query, {{limit: $k}}) YIELD node, score
 RETURN node.{Prop.CHUNK_ID} AS chunkId, node.{Prop.NA_ID} AS naId, score
 """
 
@@ -115,13 +108,13 @@ LIMIT $k
 #: Index candidates that pass the filters: the index is asked for `$size` nodes, the filters
 #: run inside the query, and at most `$k` survivors come back (the caller widens `$size`).
 VECTOR_CANDIDATES_FILTERED = f"""
-CALL db.index.vector.queryNodes('{VECTOR_INDEX}', $size, $vector) YIELD node, score
+CALL db.index.vector.queryNodes('{Index.VECTOR}', $size, $vector) YIELD node, score
 MATCH (first:{Label.CHUNK} {{{Prop.NA_ID}: node.{Prop.NA_ID}, {Prop.CHUNK_SEQ_ID}: 0}})
 WHERE {FILTER_PREDICATE}
 {_BEST_CHUNK_PER_RECORD}"""
 
 FULLTEXT_CANDIDATES_FILTERED = f"""
-CALL db.index.fulltext.queryNodes('{FULLTEXT_INDEX}', $query, {{limit: $size}})
+CALL db.index.fulltext.queryNodes('{Index.FULLTEXT}', $query, {{limit: $size}})
 YIELD node, score
 MATCH (first:{Label.CHUNK} {{{Prop.NA_ID}: node.{Prop.NA_ID}, {Prop.CHUNK_SEQ_ID}: 0}})
 WHERE {FILTER_PREDICATE}

@@ -118,12 +118,44 @@ class Prop:
     EMBEDDING: Final = "textEmbedding"
     EMBEDDING_KEY: Final = "embeddingKey"  # hash of text + model: re-embed only when it changes
     CHUNK_COUNT: Final = "chunkCount"
+    ROW_HASH: Final = "rowHash"  # hash of the node's row: rewrite the node only when it changes
 
 
-VECTOR_INDEX: Final = "texts_from_records"
-FULLTEXT_INDEX: Final = "texts_fulltext"
-CHUNK_ID_CONSTRAINT: Final = "chunk_chunkId_unique"
-NA_ID_INDEX: Final = "chunk_naId"
+class CommunityProp:
+    """Property names of Community nodes: Leiden's hierarchy, then the report written on it."""
+
+    ID: Final = "id"  # "<level>-<communityId>"
+    LEVEL: Final = "level"  # 0 = finest
+    SIZE: Final = "size"  # number of member records
+    MEMBER_HASH: Final = "memberHash"  # hash of the members' naIds
+    # The report: GraphRAG's JSON fields, each a property of its own, and the JSON whole.
+    TITLE: Final = "title"
+    SUMMARY: Final = "summary"
+    RATING: Final = "rating"
+    RATING_EXPLANATION: Final = "rating_explanation"
+    FINDINGS: Final = "findings"  # JSON list of {summary, explanation}
+    REPORT: Final = "report"
+    REPORT_GENERATED_BY: Final = "reportGeneratedBy"  # "extractive" or "<backend>:<model>"
+    REPORT_CONTEXT_KEY: Final = "reportContextKey"  # hash of the generator and its context
+    SUMMARY_EMBEDDING: Final = "summaryEmbedding"  # of title + summary
+    SUMMARY_EMBEDDING_KEY: Final = "summaryEmbeddingKey"  # model key + report context key
+
+
+class Index:
+    """Names of the indexes and constraints the platform creates."""
+
+    #: Seed 000's vector index over recordWithText.textEmbedding.
+    VECTOR: Final = "texts_from_records"
+    FULLTEXT: Final = "texts_fulltext"
+    #: Vector index over Community.summaryEmbedding (global search).
+    SUMMARY: Final = "community_summaries"
+    CHUNK_ID_CONSTRAINT: Final = "chunk_chunkId_unique"
+    NA_ID: Final = "chunk_naId"
+    COMMUNITY_ID_CONSTRAINT: Final = "community_id_unique"
+
+
+#: The GDS in-memory graph that Leiden runs on (projected and dropped by each run).
+GDS_PROJECTION: Final = "nara_kg_communities"
 
 CATALOG_URL: Final = "https://catalog.archives.gov/id/{naId}"
 
