@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nara_kg.settings import PROJECT_ROOT
+from nara_kg.settings import DEFAULT_BENCH_SCRATCH
 
 #: The issue's targets. `higher` says which direction is good.
 TARGETS: dict[str, dict[str, Any]] = {
@@ -44,7 +44,7 @@ REQUIRED_KEYS: tuple[str, ...] = (
 class SuiteOptions:
     records: int = 20_000
     #: Scratch space for the generated data and the work directories (wiped per run).
-    scratch: Path = field(default_factory=lambda: PROJECT_ROOT / "var" / "bench")
+    scratch: Path = DEFAULT_BENCH_SCRATCH
     #: Build at `memory_records` (default records // 4) too, to compare peak memory.
     memory: bool = True
     memory_records: int | None = None

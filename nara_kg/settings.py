@@ -32,6 +32,8 @@ DEFAULT_NEO4J_PAGECACHE = "1g"
 DEFAULT_MODEL_CACHE = PROJECT_ROOT / "var" / "models"
 #: The CLI's persistent Dagster instance.
 DEFAULT_DAGSTER_HOME = PROJECT_ROOT / "var" / "dagster_home"
+#: Where `nara-kg bench` generates its data and builds it.
+DEFAULT_BENCH_SCRATCH = PROJECT_ROOT / "var" / "bench"
 
 
 def _source(env: Mapping[str, str] | None) -> Mapping[str, str]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from nara_kg.settings import PROJECT_ROOT
+from nara_kg.settings import DEFAULT_BENCH_SCRATCH, PROJECT_ROOT
 
 
 def _make_benchmarks_importable() -> None:
@@ -38,7 +38,7 @@ def _make_benchmarks_importable() -> None:
 @click.option(
     "--scratch",
     type=click.Path(file_okay=False, path_type=Path),
-    default=PROJECT_ROOT / "var" / "bench",
+    default=DEFAULT_BENCH_SCRATCH,
     show_default=True,
     help="Where the generated data and work directories go.",
 )
