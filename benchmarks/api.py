@@ -102,8 +102,8 @@ def measure_global(
     """Global search latency at the graph's size: `questions` plus :data:`OVERVIEW_QUESTIONS`,
     each asked `repeats` times through `ask(mode="global")` with the extractive backend."""
     from nara_kg.generation.llm import ExtractiveLLM
-    from nara_kg.retrieval.answering import is_overview_question
     from nara_kg.retrieval.ask import ask
+    from nara_kg.retrieval.global_search import is_overview_question
 
     llm = ExtractiveLLM()
     asked = list(dict.fromkeys([*questions, *OVERVIEW_QUESTIONS]))
@@ -118,15 +118,16 @@ def measure_global(
             kind = "overview" if is_overview_question(question) else "topic"
             started = time.perf_counter()
             response = ask(driver, database, embedder, llm, None, question, mode="global")
-            if response["mode"] != "global":
+            sources = response.global_sources
+            if sources is None:
                 # A request to list records ("What kinds of records ...") is shown, not
                 # answered from the reports, whatever the mode.
                 shown.add(question)
                 continue
             by_kind[kind].append((time.perf_counter() - started) * 1000.0)
-            answered[kind] += int(not response["refused"])
-            cited.append(len(response["communities"]))
-            levels.add(int(response["level"]))
+            answered[kind] += int(not response.refused)
+            cited.append(len(sources.communities))
+            levels.add(sources.level)
     every = by_kind["overview"] + by_kind["topic"]
     return {
         **summary(every),

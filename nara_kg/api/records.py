@@ -9,6 +9,7 @@ from neo4j import Driver
 from nara_kg.api import models
 from nara_kg.graph import search as cypher
 from nara_kg.ingest.chunking import HEADER_BODY_SEPARATOR
+from nara_kg.retrieval.response import AskResponse, Provenance
 
 #: Children and described records listed per record (the counts give the totals).
 RECORD_LIST_LIMIT = 200
@@ -71,23 +72,29 @@ def record_hit(hit: dict[str, Any], *, with_text: bool = True) -> models.RecordH
     )
 
 
-def provenance(data: dict[str, Any]) -> models.Provenance:
+def provenance(graph: Provenance) -> models.Provenance:
+    """The subgraph, each record node with its catalog link."""
     nodes = []
-    for node in data.get("nodes", []):
-        extra = dict(node)
-        if node.get("naId") is not None:
-            extra["catalog_url"] = models.catalog_url(node["naId"])
-        nodes.append(models.ProvenanceNode(**extra))
+    for node in graph.nodes:
+        data = node.to_dict()
+        if data.get("naId") is not None:
+            data["catalog_url"] = models.catalog_url(data["naId"])
+        nodes.append(models.ProvenanceNode.model_validate(data))
     return models.Provenance(
         nodes=nodes,
-        relationships=[models.ProvenanceRelationship(**edge) for edge in data["relationships"]],
+        relationships=[
+            models.ProvenanceRelationship.model_validate(edge.to_dict())
+            for edge in graph.relationships
+        ],
     )
 
 
-def ask_response(response: dict[str, Any]) -> models.AskResponse:
-    body = dict(response)
-    body["records"] = [record_hit(r, with_text=False) for r in response.get("records") or []]
-    body["provenance"] = provenance(response["provenance"])
+def ask_response(response: AskResponse) -> models.AskResponse:
+    """`ask`'s JSON (:meth:`AskResponse.to_dict`), its records and provenance nodes with
+    catalog links, the records without their retrieved text."""
+    body = response.to_dict()
+    body["records"] = [record_hit(hit.to_dict(), with_text=False) for hit in response.records]
+    body["provenance"] = provenance(response.provenance)
     return models.AskResponse.model_validate(body)
 
 

@@ -423,24 +423,24 @@ def ask_command(
                 filters=filters,
             )
     if as_json:
-        click.echo(json.dumps(response, indent=2, ensure_ascii=False, default=str))
+        click.echo(json.dumps(response.to_dict(), indent=2, ensure_ascii=False, default=str))
         return
-    if response.get("fallback"):
-        click.echo(f"note: {response['fallback']['reason']}; answered extractively", err=True)
+    if response.fallback is not None:
+        click.echo(f"note: {response.fallback.reason}; answered extractively", err=True)
     click.echo(
-        f"[{response['request_type']} via {response['classification_method']}; "
-        f"{response['mode']} search; {response['method']}]"
+        f"[{response.request_type} via {response.classification_method}; "
+        f"{response.mode} search; {response.method}]"
     )
-    if response.get("answer"):
-        click.echo(response["answer"])
-    for rank, record in enumerate(response.get("records") or [], start=1):
-        click.echo(f"{rank}. [{record['type']}] {record['title']}  {record['source']}")
-    if response["mode"] == "global":
-        click.echo(f"communities: {', '.join(response['communities']) or '-'}")
-    provenance = response["provenance"]
+    if response.answer:
+        click.echo(response.answer)
+    for rank, record in enumerate(response.records, start=1):
+        click.echo(f"{rank}. [{record.type}] {record.title}  {record.source}")
+    if response.global_sources is not None:
+        click.echo(f"communities: {', '.join(response.global_sources.communities) or '-'}")
+    provenance = response.provenance
     click.echo(
-        f"(provenance: {len(provenance['nodes'])} nodes, "
-        f"{len(provenance['relationships'])} relationships; --json for all)"
+        f"(provenance: {len(provenance.nodes)} nodes, "
+        f"{len(provenance.relationships)} relationships; --json for all)"
     )
 
 

@@ -1,5 +1,6 @@
 """`ask`: classify a request, answer it from the graph (local or global), and return the
-provenance subgraph of what the answer used (seed 004)."""
+answer with the provenance subgraph of what it used (seed 004), as an
+:class:`~nara_kg.retrieval.response.AskResponse`."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import itertools
 import re
 import time
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Literal
 
 from neo4j import Driver
 
@@ -156,7 +157,7 @@ def _answer_global(
     question: str,
     level: int | None,
     filters: SearchFilters,
-) -> dict[str, Any]:
+) -> tuple[GlobalAnswer, GlobalSources, Provenance]:
     overview = is_overview_question(question)
     use_level = (
         level if level is not None else default_global_level(driver, database, overview=overview)
@@ -187,43 +188,41 @@ def _answer_global(
     members_by_community = report_cypher.members_of_many(driver, database, cited)
     for community_id in cited:
         report = by_id[community_id]
-        community_key = f"community:{community_id}"
-        provenance.node(
-            community_key,
-            communityId=community_id,
-            level=report.level,
-            title=report.title,
-            summary=report.summary,
-            size=sizes.get(community_id),
-            role="answer",
+        community = community_key(community_id)
+        provenance.add(
+            CommunityNode(
+                community,
+                communityId=community_id,
+                level=report.level,
+                title=report.title,
+                summary=report.summary,
+                size=sizes.get(community_id),
+            )
         )
         members = sorted(
             members_by_community.get(community_id, []),
             key=lambda m: (-int(m["degree"]), int(m["naId"])),
         )
         for member in members[:PROVENANCE_MEMBERS]:
-            provenance.node(
-                _record_key(member["naId"]),
-                naId=member["naId"],
-                title=member["title"],
-                type=member["nodeType"],
-                source=member["source"],
-                role="community member",
+            provenance.add(
+                RecordNode(
+                    record_key(member["naId"]),
+                    naId=member["naId"],
+                    title=member["title"],
+                    type=member["nodeType"],
+                    source=member["source"],
+                    role="community member",
+                )
             )
-            provenance.link(_record_key(member["naId"]), Rel.IN_COMMUNITY, community_key)
-    return {
-        "answer": result.text,
-        "refused": result.refused,
-        "method": result.method,
-        "level": use_level,
-        "overview": overview,
-        "communities": list(result.communities),
-        "community_reports": [
-            _report_card(by_id[c], sizes.get(c)) for c in result.communities if c in by_id
-        ],
-        "points": [asdict(point) for point in result.points_used],
-        "provenance": provenance.to_dict(),
-    }
+            provenance.link(record_key(member["naId"]), Rel.IN_COMMUNITY, community)
+    sources = GlobalSources(
+        level=use_level,
+        overview=overview,
+        communities=result.communities,
+        community_reports=tuple(CommunityCard(by_id[c], sizes.get(c)) for c in cited),
+        points=result.points_used,
+    )
+    return result, sources, provenance
 
 
 def ask(
@@ -238,7 +237,7 @@ def ask(
     k: int = 5,
     level: int | None = None,
     filters: SearchFilters = NO_FILTERS,
-) -> dict[str, Any]:
+) -> AskResponse:
     """Classify the request and answer it: records (`show_records`), a grounded answer from
     the records local search finds, or global search over the community reports. `filters`
     restrict the records searched, and in global mode the communities read (those holding at
@@ -247,42 +246,39 @@ def ask(
     started = time.perf_counter()
     kind, classification_method = classify_request(question, llm, cache)
     chosen = "local" if kind == "show_records" else choose_mode(question, mode)
-    response: dict[str, Any] = {
-        "question": question,
-        "request_type": kind,
-        "classification_method": classification_method,
-        "mode": chosen,
-        "filters": filters.describe(),
-    }
+    hits: list[SearchHit] = []
+    sources: GlobalSources | None = None
     if chosen == "local":
         hits = local_search(driver, database, embedder.encode, question, k=k, filters=filters).hits
         if kind == "show_records":
-            response.update(
-                answer=None,
-                refused=not hits,
-                method="show_records",
-                records=[_hit_record(hit) for hit in hits],
-                provenance=local_provenance(hits, {h.naId for h in hits}).to_dict(),
-            )
+            text, refused, method = None, not hits, "show_records"
+            provenance = local_provenance(hits, {h.naId for h in hits})
         else:
             contexts = [
                 AnswerContext(na_id=h.naId, title=h.title, text=h.text, source=h.source)
                 for h in hits
             ]
             answer = answer_question(question, contexts, llm, cache)
-            response.update(
-                answer=answer.text,
-                refused=answer.refused,
-                method=answer.method,
-                records=[_hit_record(hit) for hit in hits],
-                provenance=local_provenance(hits, set(answer.used_na_ids)).to_dict(),
-            )
+            text, refused, method = answer.text, answer.refused, answer.method
+            provenance = local_provenance(hits, set(answer.used_na_ids))
     else:
-        response.update(
-            _answer_global(driver, database, embedder, llm, cache, question, level, filters)
+        result, sources, provenance = _answer_global(
+            driver, database, embedder, llm, cache, question, level, filters
         )
-    response["latency_ms"] = round((time.perf_counter() - started) * 1000.0, 1)
-    return response
+        text, refused, method = result.text, result.refused, result.method
+    return AskResponse(
+        question=question,
+        request_type=kind,
+        classification_method=classification_method,
+        filters=filters,
+        answer=text,
+        refused=refused,
+        method=method,
+        provenance=provenance,
+        latency_ms=round((time.perf_counter() - started) * 1000.0, 1),
+        records=tuple(hits),
+        global_sources=sources,
+    )
 
 
 def ask_with_fallback(
@@ -298,7 +294,7 @@ def ask_with_fallback(
     k: int = 5,
     level: int | None = None,
     filters: SearchFilters = NO_FILTERS,
-) -> dict[str, Any]:
+) -> AskResponse:
     """`ask`; when the configured LLM does not answer (LLMUnreachable), the extractive method
     answers instead (rule-based classification, extractive answer) and the response says so
     under `fallback`. With `strict`, the failure is raised instead."""
@@ -330,9 +326,5 @@ def ask_with_fallback(
             level=level,
             filters=filters,
         )
-        response["fallback"] = {
-            "from": describe(llm),
-            "to": EXTRACTIVE_BACKEND,
-            "reason": str(error),
-        }
-        return response
+        fallback = Fallback(from_=describe(llm), to=EXTRACTIVE_BACKEND, reason=str(error))
+        return replace(response, fallback=fallback)

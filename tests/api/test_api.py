@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from nara_kg.retrieval.answering import REFUSAL
+from nara_kg.retrieval.prompts import REFUSAL
 from tests.api.graph_fixture import (
     HOSTILE_FILE_UNIT,
     HOSTILE_HEADING,

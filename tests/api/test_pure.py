@@ -11,15 +11,15 @@ from fastapi.testclient import TestClient
 
 from nara_kg.api.limits import BodySizeLimit, RateLimit
 from nara_kg.errors import QueryError
+from nara_kg.generation.community_report import CommunityReport, Finding
 from nara_kg.generation.llm import ExtractiveLLM
-from nara_kg.generation.reports import CommunityReport, Finding
-from nara_kg.retrieval.answering import (
-    REFUSAL,
+from nara_kg.retrieval.global_search import (
     GlobalAnswer,
     global_search,
     is_overview_question,
     topic_terms,
 )
+from nara_kg.retrieval.prompts import REFUSAL
 from nara_kg.retrieval.search import SearchFilters
 
 

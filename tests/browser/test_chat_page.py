@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from nara_kg.retrieval.answering import REFUSAL
+from nara_kg.retrieval.prompts import REFUSAL
 from tests.api.graph_fixture import (
     HOSTILE_FILE_TITLE,
     HOSTILE_HEADING,

@@ -72,7 +72,9 @@ def test_main_themes_cite_at_least_three_communities(
     real_graph: dict[int, Any], neo4j_driver: Any, embedder: Embedder
 ) -> None:
     for mode in ("global", "auto"):
-        answer = ask(neo4j_driver, "neo4j", embedder, ExtractiveLLM(), None, THEMES, mode=mode)
+        answer = ask(
+            neo4j_driver, "neo4j", embedder, ExtractiveLLM(), None, THEMES, mode=mode
+        ).to_dict()
         assert answer["mode"] == "global" and answer["overview"] is True
         assert not answer["refused"], answer["answer"]
         assert len(answer["communities"]) >= 3
@@ -114,7 +116,7 @@ def test_a_topic_question_is_still_scored_by_its_topic(
         None,
         "What are the main themes of the quantum chromodynamics experiments?",
         mode="global",
-    )
+    ).to_dict()
     assert nothing["refused"] and not nothing["overview"]
 
 

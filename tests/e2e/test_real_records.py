@@ -196,7 +196,7 @@ def test_ask_local_and_global_on_the_real_records(
     embedder = Embedder()
     shown = ask(
         neo4j_driver, "neo4j", embedder, ExtractiveLLM(), None, f"Show me {series['title']}"
-    )
+    ).to_dict()
     assert shown["request_type"] == "show_records"
     assert series["naId"] in [record["naId"] for record in shown["records"]]
     # A global question about what the largest finest-level community is about.
@@ -212,7 +212,7 @@ def test_ask_local_and_global_on_the_real_records(
         None,
         f"What are the main themes of {records[0]['title']}?",
         mode="auto",
-    )
+    ).to_dict()
     assert answered["mode"] == "global" and answered["level"] == 0
     assert not answered["refused"]
     assert records[0]["id"] in answered["communities"]

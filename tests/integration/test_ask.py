@@ -15,8 +15,8 @@ from nara_kg.cli.main import main
 from nara_kg.demo import generate_demo_data
 from nara_kg.embedding.encoder import Embedder
 from nara_kg.generation.llm import ExtractiveLLM, GenerationCache
-from nara_kg.retrieval.answering import REFUSAL
 from nara_kg.retrieval.ask import ask
+from nara_kg.retrieval.prompts import REFUSAL
 
 pytestmark = pytest.mark.integration
 
@@ -37,7 +37,7 @@ def demo_graph(graph_builder: Any, tmp_path_factory: pytest.TempPathFactory) -> 
 def run(driver: Any, demo_graph: dict[str, Any], question: str, **kwargs: Any) -> dict[str, Any]:
     return ask(
         driver, "neo4j", Embedder(), ExtractiveLLM(), demo_graph["cache"], question, **kwargs
-    )
+    ).to_dict()
 
 
 def a_series_fact(driver: Any) -> dict[str, Any]:

@@ -115,7 +115,7 @@ def test_ask_with_an_llm_that_never_answers_falls_back_within_the_timeout(
     started = time.monotonic()
     response = ask_with_fallback(
         neo4j_driver, "neo4j", embedder, llm, None, "Who created the flood control records?"
-    )
+    ).to_dict()
     assert time.monotonic() - started < 2.0 + 1.0
     assert response["fallback"]["to"] == "extractive"
     assert "did not answer" in response["fallback"]["reason"]

@@ -7,21 +7,13 @@ from typing import Any
 
 import pytest
 
+from nara_kg.generation.community_report import CommunityReport, Finding
 from nara_kg.generation.llm import ExtractiveLLM, GenerationCache
-from nara_kg.generation.reports import CommunityReport, Finding
-from nara_kg.retrieval.answering import (
-    ANSWER_PROMPT,
-    CLASSIFICATION_PROMPT,
-    REFUSAL,
-    AnswerContext,
-    Point,
-    answer_question,
-    classify_request,
-    content_terms,
-    global_search,
-    pack_batches,
-    parse_points,
-)
+from nara_kg.retrieval.answer import AnswerContext, answer_question
+from nara_kg.retrieval.classify import classify_request
+from nara_kg.retrieval.global_search import Point, global_search, pack_batches, parse_points
+from nara_kg.retrieval.prompts import ANSWER_PROMPT, CLASSIFICATION_PROMPT, REFUSAL
+from nara_kg.retrieval.terms import content_terms
 
 
 def count_words(text: str) -> int:
@@ -502,7 +494,7 @@ def test_an_oversized_summary_is_halved_to_fit() -> None:
 
 
 def test_initials_and_titles_do_not_end_a_sentence() -> None:
-    from nara_kg.retrieval.answering import _SENTENCE_BREAK
+    from nara_kg.retrieval.answer import _SENTENCE_BREAK
 
     text = "Letters of Harold D. Whitcombe to Mr. Smith. Henry Morgenthau, Jr. replied! Done?"
     assert _SENTENCE_BREAK.split(text) == [
