@@ -11,7 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from nara_kg.model.schema import source_url
-from nara_kg.retrieval.search import SearchFilters
+from nara_kg.retrieval.filters import SearchFilters
 
 #: Longest query or question accepted (characters). A pasted 100 KB text is answered: the
 #: embedding model reads its first 256 tokens and the full-text query its 64 most informative

@@ -238,7 +238,7 @@ def _resources() -> Iterator[Any]:
 
 
 def _filter_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """The search filters (retrieval.search.SearchFilters) as options of `search` and `ask`."""
+    """The search filters (retrieval.filters.SearchFilters) as options of `search` and `ask`."""
     options = [
         click.option(
             "--description-level",
@@ -289,7 +289,7 @@ def _filter_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _filters(options: dict[str, Any]) -> Any:
-    from nara_kg.retrieval.search import SearchFilters
+    from nara_kg.retrieval.filters import SearchFilters
 
     return SearchFilters(
         levels=tuple(options["levels"]),

@@ -80,7 +80,7 @@ def _date_end(n: str) -> str:
     return f"coalesce({_own_end(n)}, {_nearest_dated_ancestor(n, _own_end('a'))})"
 
 
-#: The filters of :class:`~nara_kg.retrieval.search.SearchFilters` on a record's first chunk
+#: The filters of :class:`~nara_kg.retrieval.filters.SearchFilters` on a record's first chunk
 #: `first`. One static text: an unset filter is a null parameter, so nothing from a request is ever
 #: interpolated. `$types` holds levels of description and authority types (either matches).
 FILTER_PREDICATE = f"""(

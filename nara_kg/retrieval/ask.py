@@ -27,6 +27,7 @@ from nara_kg.graph import reports as report_cypher
 from nara_kg.model.schema import Rel
 from nara_kg.retrieval.answer import AnswerContext, answer_question
 from nara_kg.retrieval.classify import classify_request
+from nara_kg.retrieval.filters import NO_FILTERS, SearchFilters, filter_parameters
 from nara_kg.retrieval.global_search import GlobalAnswer, global_search, is_overview_question
 from nara_kg.retrieval.response import (
     AskResponse,
@@ -39,14 +40,7 @@ from nara_kg.retrieval.response import (
     community_key,
     record_key,
 )
-from nara_kg.retrieval.search import (
-    NO_FILTERS,
-    SearchFilters,
-    SearchHit,
-    filter_parameters,
-    local_search,
-    require_query,
-)
+from nara_kg.retrieval.search import SearchHit, local_search, require_query
 
 Mode = Literal["local", "global", "auto"]
 

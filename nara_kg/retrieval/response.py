@@ -15,8 +15,9 @@ from typing import Literal
 
 from nara_kg.generation.community_report import CommunityReport
 from nara_kg.retrieval.classify import RequestKind
+from nara_kg.retrieval.filters import SearchFilters
 from nara_kg.retrieval.global_search import Point
-from nara_kg.retrieval.search import SearchFilters, SearchHit
+from nara_kg.retrieval.search import SearchHit
 
 #: Why a record is in the subgraph: the answer used it, search found it (but the answer did
 #: not use it), it sits above a hit in the hierarchy, it is a hit's authority, or it is one of

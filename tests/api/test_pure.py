@@ -13,6 +13,7 @@ from nara_kg.api.limits import BodySizeLimit, RateLimit
 from nara_kg.errors import QueryError
 from nara_kg.generation.community_report import CommunityReport, Finding
 from nara_kg.generation.llm import ExtractiveLLM
+from nara_kg.retrieval.filters import SearchFilters
 from nara_kg.retrieval.global_search import (
     GlobalAnswer,
     global_search,
@@ -20,7 +21,6 @@ from nara_kg.retrieval.global_search import (
     topic_terms,
 )
 from nara_kg.retrieval.prompts import REFUSAL
-from nara_kg.retrieval.search import SearchFilters
 
 
 def count_words(text: str) -> int:

@@ -13,7 +13,8 @@ from nara_kg.api import Services, create_app
 from nara_kg.embedding.encoder import Embedder
 from nara_kg.generation.llm import ExtractiveLLM
 from nara_kg.retrieval.ask import MIN_OVERVIEW_REPORTS, ask
-from nara_kg.retrieval.search import SearchFilters, local_search
+from nara_kg.retrieval.filters import SearchFilters
+from nara_kg.retrieval.search import local_search
 from nara_kg.settings import PROJECT_ROOT
 
 pytestmark = [pytest.mark.integration, pytest.mark.e2e]

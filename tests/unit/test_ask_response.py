@@ -13,9 +13,10 @@ from nara_kg.generation.community_report import CommunityReport, Finding
 from nara_kg.generation.llm import ExtractiveLLM, LLMUnreachable
 from nara_kg.retrieval import ask as ask_module
 from nara_kg.retrieval.ask import ask, ask_with_fallback
+from nara_kg.retrieval.filters import SearchFilters
 from nara_kg.retrieval.prompts import REFUSAL
 from nara_kg.retrieval.response import AskResponse
-from nara_kg.retrieval.search import SearchFilters, SearchHit, SearchResult
+from nara_kg.retrieval.search import SearchHit, SearchResult
 
 FLOOD_TEXT = "The Corps of Engineers built the flood control levees along the river in 1937."
 
