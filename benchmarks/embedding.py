@@ -15,10 +15,12 @@ from benchmarks.sampling import Snapshot, cpu_between
 
 def chunk_texts(work_dir: Path) -> list[str]:
     from nara_kg.ingest.layout import WorkLayout
-    from nara_kg.ingest.stages import iter_chunks
+    from nara_kg.ingest.stages.chunks import iter_chunks
+    from nara_kg.model.tables import Col
 
     layout = WorkLayout(work_dir)
-    return [row["text"] for row in iter_chunks(layout, ["text", "embed"]) if row["embed"]]
+    rows = iter_chunks(layout, [Col.TEXT, Col.EMBED])
+    return [row[Col.TEXT] for row in rows if row[Col.EMBED]]
 
 
 def measure_embedding(

@@ -31,7 +31,8 @@ def local_queries(data_dir: Path, work_dir: Path, count: int, seed: int) -> list
     """The question file's local questions, then titles of random records (as users type
     them), up to `count`."""
     from nara_kg.ingest.layout import WorkLayout
-    from nara_kg.ingest.stages import iter_chunks
+    from nara_kg.ingest.stages.chunks import iter_chunks
+    from nara_kg.model.tables import Col
 
     queries = []
     questions = data_dir / "questions.jsonl"
@@ -42,9 +43,9 @@ def local_queries(data_dir: Path, work_dir: Path, count: int, seed: int) -> list
                 if entry.get("mode", "local") == "local":
                     queries.append(entry["question"])
     titles = []
-    for row in iter_chunks(WorkLayout(work_dir), ["chunkSeqId", "props", "isStub"]):
-        if row["chunkSeqId"] == 0 and not row["isStub"]:
-            props = json.loads(row["props"])
+    for row in iter_chunks(WorkLayout(work_dir), [Col.CHUNK_SEQ_ID, Col.PROPS, Col.IS_STUB]):
+        if row[Col.CHUNK_SEQ_ID] == 0 and not row[Col.IS_STUB]:
+            props = json.loads(row[Col.PROPS])
             title = props.get("title") or props.get("heading")
             if title:
                 titles.append(str(title))

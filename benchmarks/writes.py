@@ -20,18 +20,19 @@ def _write_sample(work_dir: Path, size: int) -> list[dict[str, Any]]:
 
     from nara_kg.ingest.layout import WorkLayout
     from nara_kg.ingest.records import iter_rows
-    from nara_kg.ingest.stages import chosen_rows_by_file
+    from nara_kg.ingest.stages.record_selection import chosen_rows_by_file
+    from nara_kg.model.tables import Col
 
     layout = WorkLayout(work_dir)
-    index = pq.read_table(layout.parsed_index, columns=["file_id", "rel_path"]).to_pylist()
-    descriptions = {r["file_id"] for r in index if r["rel_path"].startswith("descriptions")}
+    index = pq.read_table(layout.parsed_index, columns=[Col.FILE_ID, Col.REL_PATH]).to_pylist()
+    descriptions = {r[Col.FILE_ID] for r in index if r[Col.REL_PATH].startswith("descriptions")}
     ordered = sorted(chosen_rows_by_file(layout), key=lambda entry: entry[0] not in descriptions)
     rows: list[dict[str, Any]] = []
-    columns = ["chunkId", "naId", "chunkSeqId", "nodeType", "embed", "props", "rowHash"]
-    columns += ["parentNaId", "recordRow"]
+    columns = [Col.CHUNK_ID, Col.NA_ID, Col.CHUNK_SEQ_ID, Col.NODE_TYPE, Col.EMBED, Col.PROPS]
+    columns += [Col.ROW_HASH, Col.PARENT_NA_ID, Col.RECORD_ROW]
     for file_id, chosen in ordered:
         for row in iter_rows(layout.chunk_part(file_id), columns):
-            if row.pop("recordRow") not in chosen:
+            if row.pop(Col.RECORD_ROW) not in chosen:
                 continue
             rows.append(row)
             if 0 < size <= len(rows):
@@ -55,12 +56,13 @@ def measure_writes(
     from nara_kg.graph.relationships import sync_edges
     from nara_kg.model import edges as edge_rules
     from nara_kg.model.schema import Prop, Rel
+    from nara_kg.model.tables import Col
 
     rows = _write_sample(work_dir, sample_size)
-    first_rows = [r for r in rows if r["chunkSeqId"] == 0]
-    present = {r["naId"] for r in first_rows}
+    first_rows = [r for r in rows if r[Col.CHUNK_SEQ_ID] == 0]
+    present = {r[Col.NA_ID] for r in first_rows}
     links = [
-        edge_rules.RecordLinks(na_id=r["naId"], chunk_count=1, parent_na_id=r["parentNaId"])
+        edge_rules.RecordLinks(na_id=r[Col.NA_ID], chunk_count=1, parent_na_id=r[Col.PARENT_NA_ID])
         for r in first_rows
     ]
     edges = edge_rules.includes_edges(links, present)
@@ -70,9 +72,9 @@ def measure_writes(
     node_cypher.ensure_node_schema(driver, database)
     groups: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
-        props = json.loads(row["props"])
-        props[Prop.ROW_HASH] = row["rowHash"]
-        groups.setdefault(row["nodeType"], []).append({"props": props, "embed": row["embed"]})
+        props = json.loads(row[Col.PROPS])
+        props[Prop.ROW_HASH] = row[Col.ROW_HASH]
+        groups.setdefault(row[Col.NODE_TYPE], []).append({"props": props, "embed": row[Col.EMBED]})
     started = time.perf_counter()
     for node_type, group in groups.items():
         node_cypher.upsert_nodes(driver, database, node_type, group)
@@ -88,10 +90,10 @@ def measure_writes(
     started = time.perf_counter()
     with driver.session(database=database) as session:
         for row in rows:
-            props = json.loads(row["props"])
-            if row["chunkSeqId"] == 0 and row["parentNaId"] is not None:
-                props["parentNaId"] = row["parentNaId"]
-            session.run(seed_statement, id=row["chunkId"], props=props).consume()
+            props = json.loads(row[Col.PROPS])
+            if row[Col.CHUNK_SEQ_ID] == 0 and row[Col.PARENT_NA_ID] is not None:
+                props["parentNaId"] = row[Col.PARENT_NA_ID]
+            session.run(seed_statement, id=row[Col.CHUNK_ID], props=props).consume()
     seed_nodes_s = time.perf_counter() - started
     join = (
         f"MATCH (a:{SEED_LABEL}), (b:{SEED_LABEL}) "

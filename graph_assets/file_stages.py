@@ -27,8 +27,8 @@ from graph_assets.common import (
 )
 from graph_assets.partitions import files_of_run, input_files, is_full_rebuild
 from nara_kg.embedding.encoder import Embedder
-from nara_kg.ingest.stages import chunk_embeddings, chunks, parsed_records, raw_jsonl
 from nara_kg.ingest.layout import WorkLayout
+from nara_kg.ingest.stages import chunk_embeddings, chunks, parsed_records, raw_jsonl
 from resources import EmbeddingModel, PipelinePaths
 
 RAW_JSONL = dg.AssetKey("raw_jsonl")
@@ -122,7 +122,9 @@ class _Stages:
 
     def scan(self, rel_path: str) -> dict[str, Any]:
         try:
-            file = raw_jsonl.scan_file(self.paths.data_path, rel_path, self.layout, force=self.force)
+            file = raw_jsonl.scan_file(
+                self.paths.data_path, rel_path, self.layout, force=self.force
+            )
         except FileNotFoundError as error:
             raise dg.Failure(
                 f"{error}: the file left the export; the input sensor (or `nara-kg build`) "

@@ -14,8 +14,8 @@ from graph_assets.common import (
     timed,
 )
 from graph_assets.file_stages import CHUNKS, PARSED_RECORDS
-from nara_kg.ingest.stages.record_selection import select_live_records
 from nara_kg.ingest.inputs import SKIPPED_FILE
+from nara_kg.ingest.stages.record_selection import select_live_records
 from resources import PipelinePaths
 
 

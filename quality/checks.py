@@ -330,7 +330,7 @@ def includes_relationships_consistent(neo4j: Neo4jResource) -> dg.AssetCheckResu
     ),
 )
 def includes_relationships_no_cycles(paths: PipelinePaths) -> dg.AssetCheckResult:
-    from nara_kg.ingest.stages import record_links
+    from nara_kg.ingest.stages.chunks import record_links
     from nara_kg.model import edges
 
     check = names.ANCESTOR_CYCLES

@@ -16,27 +16,30 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from nara_kg.ingest import stages as pipeline
 from nara_kg.ingest.layout import WorkLayout
+from nara_kg.ingest.stages.chunks import chunk_parts, iter_chunks
 from nara_kg.model.schema import CATALOG_URL
+from nara_kg.model.tables import Col
 
 RECORD_COLUMNS: tuple[str, ...] = (
-    "naId",
-    "nodeType",
-    "recordKind",
-    "isStub",
-    "file_name",
-    "line_num",
-    "source",
+    Col.NA_ID,
+    Col.NODE_TYPE,
+    Col.RECORD_KIND,
+    Col.IS_STUB,
+    Col.FILE_NAME,
+    Col.LINE_NUM,
+    Col.SOURCE,
 )
 CHUNK_COLUMNS: tuple[str, ...] = (
-    "chunkId",
-    "naId",
-    "chunkSeqId",
-    "nodeType",
-    "tokens",
-    "chunkCount",
+    Col.CHUNK_ID,
+    Col.NA_ID,
+    Col.CHUNK_SEQ_ID,
+    Col.NODE_TYPE,
+    Col.TOKENS,
+    Col.CHUNK_COUNT,
 )
+#: A record's properties JSON with where the record came from.
+_TRACED_PROPERTIES: list[str] = [Col.NA_ID, Col.FILE_NAME, Col.LINE_NUM, Col.PROPERTIES]
 DATE_PREFIX = "logicalDate_"
 #: Sequence ids shown for a record whose chunk sequence is broken.
 SEQ_PREVIEW = 12
@@ -50,7 +53,7 @@ def _require(path: Path, asset: str) -> None:
 def parsed_parts(layout: WorkLayout) -> list[Path]:
     """The parsed parts in selection order (the order of the parsed index)."""
     _require(layout.parsed_index, "record_selection")
-    file_ids = pq.read_table(layout.parsed_index, columns=["file_id"])["file_id"].to_pylist()
+    file_ids = pq.read_table(layout.parsed_index, columns=[Col.FILE_ID])[Col.FILE_ID].to_pylist()
     return [layout.parsed_part(file_id) for file_id in file_ids]
 
 
@@ -59,7 +62,9 @@ def iter_chosen(layout: WorkLayout, columns: list[str]) -> Iterator[pa.Table]:
     _require(layout.selection, "record_selection")
     selection = pq.read_table(layout.selection)
     rows_by_part: dict[int, list[int]] = {}
-    for part, row in zip(selection["part"].to_pylist(), selection["row"].to_pylist(), strict=True):
+    for part, row in zip(
+        selection[Col.PART].to_pylist(), selection[Col.ROW].to_pylist(), strict=True
+    ):
         rows_by_part.setdefault(part, []).append(row)
     for index, path in enumerate(parsed_parts(layout)):
         wanted = sorted(rows_by_part.get(index, []))
@@ -73,17 +78,17 @@ def cut_records(layout: WorkLayout) -> list[dict[str, Any]]:
     from nara_kg.ingest.records import BODY_CUT_FROM
 
     found: list[dict[str, Any]] = []
-    for table in iter_chosen(layout, ["naId", "file_name", "line_num", "properties"]):
+    for table in iter_chosen(layout, _TRACED_PROPERTIES):
         for row in table.to_pylist():
-            if BODY_CUT_FROM not in row["properties"]:
+            if BODY_CUT_FROM not in row[Col.PROPERTIES]:
                 continue
-            length = json.loads(row["properties"]).get(BODY_CUT_FROM)
+            length = json.loads(row[Col.PROPERTIES]).get(BODY_CUT_FROM)
             if length is not None:
                 found.append(
                     {
-                        "file": row["file_name"],
-                        "line": row["line_num"],
-                        "naId": row["naId"],
+                        "file": row[Col.FILE_NAME],
+                        "line": row[Col.LINE_NUM],
+                        "naId": row[Col.NA_ID],
                         "characters": length,
                     }
                 )
@@ -108,10 +113,10 @@ def date_rows(table: pa.Table) -> list[dict[str, Any]]:
     properties give one row per element)."""
     rows: list[dict[str, Any]] = []
     for na_id, file_name, line_num, properties in zip(
-        table["naId"].to_pylist(),
-        table["file_name"].to_pylist(),
-        table["line_num"].to_pylist(),
-        table["properties"].to_pylist(),
+        table[Col.NA_ID].to_pylist(),
+        table[Col.FILE_NAME].to_pylist(),
+        table[Col.LINE_NUM].to_pylist(),
+        table[Col.PROPERTIES].to_pylist(),
         strict=True,
     ):
         if not properties or DATE_PREFIX not in properties:
@@ -145,21 +150,21 @@ def load_records_frame(layout: WorkLayout) -> pd.DataFrame:
 
 def load_dates_frame(layout: WorkLayout) -> pd.DataFrame:
     rows: list[dict[str, Any]] = []
-    for table in iter_chosen(layout, ["naId", "file_name", "line_num", "properties"]):
+    for table in iter_chosen(layout, _TRACED_PROPERTIES):
         rows.extend(date_rows(table))
     return dates_frame(rows)
 
 
 def load_chunks_frame(layout: WorkLayout) -> pd.DataFrame:
     """The chunks of the chosen records (one copy per naId), as the graph will hold them."""
-    parts = pipeline.chunk_parts(layout)
+    parts = chunk_parts(layout)
     missing = [part for part in parts if not part.exists()]
     if not parts or missing:
         raise FileNotFoundError(
             f"chunk parts missing under {layout.chunks_dir} ({len(missing)} of {len(parts)} "
             "files): materialize chunks"
         )
-    rows = list(pipeline.iter_chunks(layout, list(CHUNK_COLUMNS)))
+    rows = list(iter_chunks(layout, list(CHUNK_COLUMNS)))
     if not rows:
         return chunks_frame(None)
     return chunks_frame(pa.Table.from_pylist(rows))

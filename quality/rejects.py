@@ -12,7 +12,8 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from nara_kg.ingest.layout import WorkLayout
-from nara_kg.ingest.parsing import reject_category
+from nara_kg.ingest.parsing.results import reject_category
+from nara_kg.model.tables import Col
 from quality.names import SAMPLE_SIZE
 
 RAW_SHOWN = 120
@@ -44,7 +45,7 @@ def spread_sample(rows: list[dict[str, Any]], size: int = SAMPLE_SIZE) -> list[d
     """Up to `size` rejects, taking turns between reasons so that a rare reason is shown too."""
     by_reason: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
-        by_reason.setdefault(reject_category(row["reason"]), []).append(row)
+        by_reason.setdefault(reject_category(row[Col.REASON]), []).append(row)
     picked: list[dict[str, Any]] = []
     for turn in zip_longest(*by_reason.values()):
         picked.extend(row for row in turn if row is not None)
@@ -52,10 +53,10 @@ def spread_sample(rows: list[dict[str, Any]], size: int = SAMPLE_SIZE) -> list[d
             break
     return [
         {
-            "file": row["file_name"],
-            "line": row["line_num"],
-            "reason": row["reason"],
-            "raw": truncate(row["raw"]),
+            "file": row[Col.FILE_NAME],
+            "line": row[Col.LINE_NUM],
+            "reason": row[Col.REASON],
+            "raw": truncate(row[Col.RAW]),
         }
         for row in picked[:size]
     ]
@@ -64,9 +65,11 @@ def spread_sample(rows: list[dict[str, Any]], size: int = SAMPLE_SIZE) -> list[d
 def reject_summary(layout: WorkLayout, sample_size: int = SAMPLE_SIZE) -> RejectSummary:
     if not layout.parsed_index.exists():
         raise FileNotFoundError(f"{layout.parsed_index} is missing: materialize record_selection")
-    index = pq.read_table(layout.parsed_index, columns=["lines", "rejected", "reject_reasons"])
+    index = pq.read_table(
+        layout.parsed_index, columns=[Col.LINES, Col.REJECTED, Col.REJECT_REASONS]
+    )
     by_reason: Counter[str] = Counter()
-    for reasons in index["reject_reasons"].to_pylist():
+    for reasons in index[Col.REJECT_REASONS].to_pylist():
         by_reason.update(json.loads(reasons or "{}"))
     sample: list[dict[str, Any]] = []
     if layout.rejects.exists():
@@ -79,8 +82,8 @@ def reject_summary(layout: WorkLayout, sample_size: int = SAMPLE_SIZE) -> Reject
                 break
         sample = spread_sample(rows, sample_size)
     return RejectSummary(
-        lines=sum(index["lines"].to_pylist()),
-        rejected=sum(index["rejected"].to_pylist()),
+        lines=sum(index[Col.LINES].to_pylist()),
+        rejected=sum(index[Col.REJECTED].to_pylist()),
         by_reason=dict(sorted(by_reason.items())),
         sample=sample,
     )

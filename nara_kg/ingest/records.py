@@ -2,7 +2,8 @@
 
 A row is a full record or a stub (a parent known only from `ancestors[]`, an authority known only
 from a reference). The per-type properties vary, so they travel as one JSON column; the columns
-the pipeline and the quality checks need are typed columns of their own.
+the pipeline and the quality checks need are typed columns of their own (the schemas:
+:mod:`nara_kg.model.tables`).
 """
 
 from __future__ import annotations
@@ -17,38 +18,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from nara_kg.ingest.layout import temporary_sibling
-from nara_kg.ingest.parsing import ParsedRecord, Rejected, StubRecord, reject_category
-
-RECORD_SCHEMA = pa.schema(
-    [
-        pa.field("naId", pa.int64(), nullable=False),
-        pa.field("nodeType", pa.string(), nullable=False),
-        pa.field("recordKind", pa.string()),
-        pa.field("isStub", pa.bool_(), nullable=False),
-        pa.field("file_name", pa.string(), nullable=False),
-        pa.field("line_num", pa.int64(), nullable=False),
-        pa.field("title", pa.string()),
-        pa.field("parentNaId", pa.int64()),
-        pa.field("parentTitle", pa.string()),
-        pa.field("dateRange", pa.string()),
-        pa.field("bodyText", pa.large_string()),
-        pa.field("completeness", pa.int32(), nullable=False),
-        pa.field("source", pa.string()),
-        pa.field("properties", pa.large_string(), nullable=False),
-        #: JSON list of [relationship, naId, heading, authorityType].
-        pa.field("references", pa.string(), nullable=False),
-        pa.field("aliases", pa.list_(pa.int64())),
-    ]
-)
-
-REJECT_SCHEMA = pa.schema(
-    [
-        pa.field("file_name", pa.string(), nullable=False),
-        pa.field("line_num", pa.int64(), nullable=False),
-        pa.field("reason", pa.string(), nullable=False),
-        pa.field("raw", pa.string()),
-    ]
-)
+from nara_kg.ingest.parsing.results import ParsedRecord, Rejected, StubRecord, reject_category
+from nara_kg.model.tables import RECORD_SCHEMA, REJECT_SCHEMA, Col
 
 BATCH_ROWS = 2_000
 #: The most characters of body text taken from one record (its chunks are what the model
@@ -76,59 +47,59 @@ def cut_body(record: ParsedRecord, max_chars: int) -> ParsedRecord:
 
 def record_row(record: ParsedRecord, file_name: str, line_num: int) -> dict[str, Any]:
     return {
-        "naId": record.na_id,
-        "nodeType": record.node_type,
-        "recordKind": record.record_kind,
-        "isStub": False,
-        "file_name": file_name,
-        "line_num": line_num,
-        "title": record.title,
-        "parentNaId": record.parent_na_id,
-        "parentTitle": record.parent_title,
-        "dateRange": record.date_range,
-        "bodyText": record.body_text,
-        "completeness": record.completeness,
-        "source": record.properties.get("source"),
-        "properties": json.dumps(record.properties, ensure_ascii=False, sort_keys=True),
-        "references": json.dumps(
+        Col.NA_ID: record.na_id,
+        Col.NODE_TYPE: record.node_type,
+        Col.RECORD_KIND: record.record_kind,
+        Col.IS_STUB: False,
+        Col.FILE_NAME: file_name,
+        Col.LINE_NUM: line_num,
+        Col.TITLE: record.title,
+        Col.PARENT_NA_ID: record.parent_na_id,
+        Col.PARENT_TITLE: record.parent_title,
+        Col.DATE_RANGE: record.date_range,
+        Col.BODY_TEXT: record.body_text,
+        Col.COMPLETENESS: record.completeness,
+        Col.SOURCE: record.properties.get("source"),
+        Col.PROPERTIES: json.dumps(record.properties, ensure_ascii=False, sort_keys=True),
+        Col.REFERENCES: json.dumps(
             [[r.rel, r.na_id, r.heading, r.authority_type] for r in record.references],
             ensure_ascii=False,
         ),
-        "aliases": list(record.org_name_aliases),
+        Col.ALIASES: list(record.org_name_aliases),
     }
 
 
 def stub_row(stub: StubRecord, file_name: str, line_num: int) -> dict[str, Any]:
     return {
-        "naId": stub.na_id,
-        "nodeType": stub.node_type,
-        "recordKind": stub.properties.get("recordType"),
-        "isStub": True,
-        "file_name": file_name,
-        "line_num": line_num,
-        "title": stub.title,
-        "parentNaId": stub.parent_na_id,
-        "parentTitle": None,
-        "dateRange": None,
-        "bodyText": None,
-        "completeness": len(stub.properties),
-        "source": stub.properties.get("source"),
-        "properties": json.dumps(stub.properties, ensure_ascii=False, sort_keys=True),
+        Col.NA_ID: stub.na_id,
+        Col.NODE_TYPE: stub.node_type,
+        Col.RECORD_KIND: stub.properties.get("recordType"),
+        Col.IS_STUB: True,
+        Col.FILE_NAME: file_name,
+        Col.LINE_NUM: line_num,
+        Col.TITLE: stub.title,
+        Col.PARENT_NA_ID: stub.parent_na_id,
+        Col.PARENT_TITLE: None,
+        Col.DATE_RANGE: None,
+        Col.BODY_TEXT: None,
+        Col.COMPLETENESS: len(stub.properties),
+        Col.SOURCE: stub.properties.get("source"),
+        Col.PROPERTIES: json.dumps(stub.properties, ensure_ascii=False, sort_keys=True),
         # An ancestor entry can carry references of its own (series stubs list creators[]).
-        "references": json.dumps(
+        Col.REFERENCES: json.dumps(
             [[r.rel, r.na_id, r.heading, r.authority_type] for r in stub.references],
             ensure_ascii=False,
         ),
-        "aliases": [],
+        Col.ALIASES: [],
     }
 
 
 def reject_row(reject: Rejected) -> dict[str, Any]:
     return {
-        "file_name": reject.file_name,
-        "line_num": reject.line_num,
-        "reason": reject.reason,
-        "raw": reject.raw,
+        Col.FILE_NAME: reject.file_name,
+        Col.LINE_NUM: reject.line_num,
+        Col.REASON: reject.reason,
+        Col.RAW: reject.raw,
     }
 
 
@@ -246,12 +217,20 @@ def select_records(parts: list[Path]) -> Selection:
     """
     import numpy as np
 
-    columns = ["naId", "isStub", "completeness", "file_name", "line_num", "nodeType", "aliases"]
+    columns = [
+        Col.NA_ID,
+        Col.IS_STUB,
+        Col.COMPLETENESS,
+        Col.FILE_NAME,
+        Col.LINE_NUM,
+        Col.NODE_TYPE,
+        Col.ALIASES,
+    ]
     tables = []
     for index, part in enumerate(parts):
         table = pq.read_table(part, columns=columns)
-        table = table.append_column("part", pa.array(np.full(len(table), index, dtype=np.int32)))
-        table = table.append_column("row", pa.array(np.arange(len(table), dtype=np.int64)))
+        table = table.append_column(Col.PART, pa.array(np.full(len(table), index, dtype=np.int32)))
+        table = table.append_column(Col.ROW, pa.array(np.arange(len(table), dtype=np.int64)))
         tables.append(table)
     if not tables:
         return Selection(frozenset(), {}, [], 0, 0)
@@ -260,22 +239,22 @@ def select_records(parts: list[Path]) -> Selection:
     aliases: dict[int, int] = {}
     full_orgs = table.filter(
         pa.compute.and_(
-            pa.compute.invert(table["isStub"]),
-            pa.compute.equal(table["nodeType"], "organization"),
+            pa.compute.invert(table[Col.IS_STUB]),
+            pa.compute.equal(table[Col.NODE_TYPE], "organization"),
         )
     )
     for na_id, alias_list in zip(
-        full_orgs["naId"].to_pylist(), full_orgs["aliases"].to_pylist(), strict=True
+        full_orgs[Col.NA_ID].to_pylist(), full_orgs[Col.ALIASES].to_pylist(), strict=True
     ):
         for alias in alias_list or []:
             if alias != na_id:
                 aliases.setdefault(alias, na_id)
 
-    na_ids = table["naId"].to_numpy()
-    stub = table["isStub"].to_numpy(zero_copy_only=False).astype(np.int8)
-    completeness = table["completeness"].to_numpy().astype(np.int64)
-    part_index = table["part"].to_numpy()
-    row_index = table["row"].to_numpy()
+    na_ids = table[Col.NA_ID].to_numpy()
+    stub = table[Col.IS_STUB].to_numpy(zero_copy_only=False).astype(np.int8)
+    completeness = table[Col.COMPLETENESS].to_numpy().astype(np.int64)
+    part_index = table[Col.PART].to_numpy()
+    row_index = table[Col.ROW].to_numpy()
     # lexsort: last key is primary.
     order = np.lexsort((row_index, part_index, -completeness, stub, na_ids))
     sorted_ids = na_ids[order]
@@ -304,8 +283,8 @@ def select_records(parts: list[Path]) -> Selection:
         dup_mask = np.zeros(len(ids_full), dtype=bool)
         dup_mask[1:] |= ids_full[1:] == ids_full[:-1]
         dup_mask[:-1] |= ids_full[1:] == ids_full[:-1]
-        file_names = table["file_name"].to_pylist()
-        line_nums = table["line_num"].to_pylist()
+        file_names = table[Col.FILE_NAME].to_pylist()
+        line_nums = table[Col.LINE_NUM].to_pylist()
         groups: dict[int, list[int]] = {}
         for row in full_sorted[dup_mask]:
             groups.setdefault(int(na_ids[row]), []).append(int(row))

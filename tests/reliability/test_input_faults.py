@@ -11,10 +11,12 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from nara_kg.ingest import stages as pipeline
 from nara_kg.ingest.inputs import SKIPPED_FILE, scan_input_tree
 from nara_kg.ingest.layout import WorkLayout
 from nara_kg.ingest.records import BODY_CUT_FROM, DEFAULT_MAX_BODY_CHARS
+from nara_kg.ingest.stages.parsed_records import parse_file
+from nara_kg.ingest.stages.raw_jsonl import scan_inputs
+from nara_kg.ingest.stages.record_selection import ParseResult, select_live_records
 from nara_kg.model import edges
 
 
@@ -38,12 +40,12 @@ def write(path: Path, lines: list[str]) -> Path:
     return path
 
 
-def parse_all(data: Path, work: Path, **options: Any) -> pipeline.ParseResult:
+def parse_all(data: Path, work: Path, **options: Any) -> ParseResult:
     layout = WorkLayout(work)
-    files = pipeline.scan_inputs(data, layout)
+    files = scan_inputs(data, layout)
     for file in files:
-        pipeline.parse_file(file, layout, **options)
-    return pipeline.select_live_records(data, layout)
+        parse_file(file, layout, **options)
+    return select_live_records(data, layout)
 
 
 def test_unreadable_file_is_a_reject_not_a_failed_run(
@@ -96,15 +98,15 @@ def test_huge_body_text_is_cut_recorded_and_bounded(tmp_path: Path) -> None:
     huge = " ".join(["word"] * 4_200_000)  # about 21 MB of scope note
     write(data / "huge.jsonl", [record(1, scopeAndContentNote=huge), record(2)])
     layout = WorkLayout(tmp_path / "work")
-    [file] = pipeline.scan_inputs(data, layout)
-    parsed = pipeline.parse_file(file, layout)
+    [file] = scan_inputs(data, layout)
+    parsed = parse_file(file, layout)
     assert [entry[0] for entry in parsed.cut] == [1]
     rows = {row["naId"]: row for row in pq.read_table(layout.parsed_part(file.file_id)).to_pylist()}
     assert len(rows[1]["bodyText"]) <= DEFAULT_MAX_BODY_CHARS
     assert json.loads(rows[1]["properties"])[BODY_CUT_FROM] == len(huge)
     assert BODY_CUT_FROM not in json.loads(rows[2]["properties"])
     # A smaller limit re-parses (the limit is part of what a part is computed from).
-    again = pipeline.parse_file(file, layout, max_body_chars=1_000)
+    again = parse_file(file, layout, max_body_chars=1_000)
     assert again.parsed and again.cut[0][2] == len(huge)
 
 

@@ -18,9 +18,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from graph_assets.common import plain_metadata
-from nara_kg.ingest import stages as pipeline
 from nara_kg.ingest.layout import WorkLayout
-from nara_kg.ingest.parsing import reject_category
+from nara_kg.ingest.parsing.results import reject_category
+from nara_kg.ingest.stages.raw_jsonl import scan_inputs
+from nara_kg.ingest.stages.record_selection import parse_inputs
 from quality import names
 from quality.checks import parsed_records_reject_share
 from quality.config import RejectShareConfig
@@ -44,8 +45,8 @@ def bad_record(**fields: Any) -> str:
 
 def run(data_dir: Path, work_dir: Path) -> dict[str, Any]:
     layout = WorkLayout(work_dir)
-    files = pipeline.scan_inputs(data_dir, layout)
-    result = pipeline.parse_inputs(data_dir, files, layout)
+    files = scan_inputs(data_dir, layout)
+    result = parse_inputs(data_dir, files, layout)
     rejects = pq.read_table(layout.rejects).to_pylist()
     records = []
     for file in files:

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from nara_kg.demo import SHARD_LINES, DemoDataSummary, generate_demo_data
-from nara_kg.ingest.parsing import ParsedRecord, Rejected, iter_file
+from nara_kg.ingest.parsing.readers import iter_file
+from nara_kg.ingest.parsing.results import ParsedRecord, Rejected
 from nara_kg.model.schema import AUTHORITY_TYPES, DESCRIPTION_TYPES, RECORD_TYPES
 
 EXPORT_DIR = Path(__file__).resolve().parents[3] / "shared" / "data" / "nara" / "export"

@@ -13,8 +13,10 @@ import pytest
 
 from graph_assets.common import plain_metadata
 from nara_kg.demo import generate_demo_data
-from nara_kg.ingest import stages as pipeline
 from nara_kg.ingest.layout import WorkLayout
+from nara_kg.ingest.stages.chunks import chunk_records
+from nara_kg.ingest.stages.raw_jsonl import scan_inputs
+from nara_kg.ingest.stages.record_selection import parse_inputs
 from nara_kg.model.schema import RECORD_TYPES, source_url
 from quality import expectations, frames, names
 from quality.checks import (
@@ -334,11 +336,9 @@ def demo_layout(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> dict
     root = tmp_path_factory.mktemp("quality-demo")
     generate_demo_data(root / "data", records=80, seed=5)
     layout = WorkLayout(root / "work")
-    files = pipeline.scan_inputs(root / "data", layout)
-    pipeline.parse_inputs(root / "data", files, layout)
-    pipeline.chunk_records(
-        files, layout, count_tokens=embedder.count_tokens, max_tokens=embedder.max_tokens
-    )
+    files = scan_inputs(root / "data", layout)
+    parse_inputs(root / "data", files, layout)
+    chunk_records(files, layout, count_tokens=embedder.count_tokens, max_tokens=embedder.max_tokens)
     return {"root": root, "layout": layout}
 
 

@@ -14,15 +14,9 @@ from typing import Any
 
 import pytest
 
-from nara_kg.ingest.parsing import (
-    FIELDS_BY_TYPE,
-    ParsedRecord,
-    Reference,
-    Rejected,
-    iter_file,
-    parse_line,
-    reject_category,
-)
+from nara_kg.ingest.parsing.fields import FIELDS_BY_TYPE
+from nara_kg.ingest.parsing.readers import iter_file, parse_line
+from nara_kg.ingest.parsing.results import ParsedRecord, Reference, Rejected, reject_category
 from nara_kg.model.schema import RECORD_TYPES, REFERENCE_LISTS
 
 SHARED_NARA = Path(__file__).resolve().parents[3] / "shared" / "data" / "nara"

@@ -1,0 +1,246 @@
+"""Input lines and files -> ParsedRecord or Rejected, streamed: `.jsonl`/`.json`, gzip, zip.
+
+A zip cut short (no central directory) is salvaged by reading its local headers front to back,
+so the members that are whole still count. Nothing here raises for bad content: a bad line, an
+empty file and a damaged stream each become one `Rejected`.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import struct
+import zipfile
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import IO, Final
+
+from nara_kg.ingest.parsing.parse import flatten_record, unwrap
+from nara_kg.ingest.parsing.results import ParsedRecord, Rejected, RejectRecord
+
+#: The most characters of a bad line kept in its Rejected.
+RAW_LIMIT: Final = 2_000
+
+
+def _raw(text: str) -> str:
+    return text[:RAW_LIMIT]
+
+
+def parse_line(line: str | bytes, file_name: str, line_num: int) -> ParsedRecord | Rejected:
+    """One line of any supported shape -> a ParsedRecord, or a Rejected naming what is wrong.
+
+    Never raises for bad content.
+    """
+    if isinstance(line, bytes | bytearray):
+        try:
+            text = bytes(line).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            shown = bytes(line).decode("utf-8", errors="replace")
+            return Rejected(file_name, line_num, f"invalid UTF-8 at byte {exc.start}", _raw(shown))
+    else:
+        text = line
+    text = text.removeprefix("\ufeff")  # a byte-order mark on a file's first line
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return Rejected(
+            file_name, line_num, f"malformed JSON: {exc.msg} (col {exc.colno})", _raw(text)
+        )
+    except RecursionError:
+        return Rejected(file_name, line_num, "malformed JSON: nested too deeply", _raw(text))
+    try:
+        record, transcription = unwrap(obj)
+        return flatten_record(record, transcription, file_name, line_num)
+    except RejectRecord as exc:
+        return Rejected(file_name, line_num, str(exc), _raw(text))
+    except Exception as exc:  # a shape nobody foresaw must cost one line, never the run
+        reason = f"parser error: {type(exc).__name__}: {exc}"
+        return Rejected(file_name, line_num, reason, _raw(text))
+
+
+def _iter_lines(
+    lines: Iterable[bytes], name: str, damage: Callable[[BaseException], str]
+) -> Iterator[ParsedRecord | Rejected]:
+    """Parse a stream of lines; damage to the stream itself ends it with one Rejected."""
+    line_num = 0
+    seen = False
+    try:
+        for raw in lines:
+            line_num += 1
+            body = raw.rstrip(b"\r\n")
+            if not body.strip():
+                continue  # blank lines carry nothing and are not errors
+            seen = True
+            yield parse_line(body, name, line_num)
+    except (EOFError, OSError, zlib.error, zipfile.BadZipFile) as exc:
+        yield Rejected(name, line_num + 1, damage(exc), "")
+        return
+    if not seen:
+        yield Rejected(name, 0, "empty file", "")
+
+
+def _gzip_damage(exc: BaseException) -> str:
+    if isinstance(exc, EOFError):
+        return f"truncated gzip stream: {exc}"
+    return f"corrupt gzip stream: {exc}"
+
+
+def _zip_damage(exc: BaseException) -> str:
+    if isinstance(exc, EOFError):
+        return f"truncated zip archive: {exc}"
+    return f"corrupt zip member: {exc}"
+
+
+def _is_record_member(member: str) -> bool:
+    lower = member.lower()
+    base = lower.rsplit("/", 1)[-1]
+    return (
+        lower.endswith((".jsonl", ".json"))
+        and not base.startswith(".")
+        and not lower.startswith("__macosx/")
+    )
+
+
+def iter_file(path: Path, *, display_name: str | None = None) -> Iterator[ParsedRecord | Rejected]:
+    """Stream one input file (`.jsonl`, `.json`, `.jsonl.gz`/`.gz`, `.zip`), line by line.
+
+    Never reads a whole file into memory and never raises for bad content: each bad line, an
+    empty file, and a truncated or corrupt compressed stream each become a `Rejected`.
+    """
+    name = display_name or path.name
+    lower = path.name.lower()
+    try:
+        if path.stat().st_size == 0:
+            yield Rejected(name, 0, "empty file", "")
+            return
+        if lower.endswith(".zip"):
+            yield from _iter_zip(path, name)
+        elif lower.endswith(".gz"):
+            with gzip.open(path, "rb") as stream:
+                yield from _iter_lines(stream, name, _gzip_damage)
+        else:
+            with path.open("rb") as stream:
+                yield from _iter_lines(stream, name, lambda exc: f"unreadable file: {exc}")
+    except OSError as exc:
+        yield Rejected(name, 0, f"unreadable file: {exc}", "")
+
+
+def _iter_zip(path: Path, name: str) -> Iterator[ParsedRecord | Rejected]:
+    try:
+        archive = zipfile.ZipFile(path)
+    except zipfile.BadZipFile:
+        # No central directory: the archive was cut short. Salvage the members that are whole
+        # by reading local headers front to back.
+        yield from _iter_zip_salvage(path, name)
+        return
+    with archive:
+        members = [
+            info
+            for info in archive.infolist()
+            if not info.is_dir() and _is_record_member(info.filename)
+        ]
+        if not members:
+            yield Rejected(name, 0, "empty file: archive has no .jsonl or .json member", "")
+            return
+        for info in members:
+            member_name = f"{name}!{info.filename}"
+            try:
+                with archive.open(info) as stream:
+                    yield from _iter_lines(stream, member_name, _zip_damage)
+            except (zipfile.BadZipFile, zlib.error, NotImplementedError, OSError) as exc:
+                yield Rejected(member_name, 0, f"corrupt zip member: {exc}", "")
+
+
+def _split_lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    pending = b""
+    for chunk in chunks:
+        pending += chunk
+        *complete, pending = pending.split(b"\n")
+        for line in complete:
+            yield line + b"\n"
+    if pending:
+        yield pending
+
+
+_LOCAL_HEADER: Final = struct.Struct("<IHHHHHIIIHH")
+_LOCAL_SIGNATURE: Final = 0x04034B50
+_READ_SIZE: Final = 1 << 16
+
+
+def _member_chunks(stream: IO[bytes], method: int, size: int) -> Iterator[bytes]:
+    """Decompressed bytes of one member, leaving `stream` just after its data."""
+    if method == zipfile.ZIP_STORED:
+        remaining = size
+        while remaining:
+            block = stream.read(min(remaining, _READ_SIZE))
+            if not block:
+                raise EOFError("member data ends early")
+            remaining -= len(block)
+            yield block
+        return
+    inflater = zlib.decompressobj(-zlib.MAX_WBITS)
+    while not inflater.eof:
+        block = stream.read(_READ_SIZE)
+        if not block:
+            raise EOFError("member data ends early")
+        out = inflater.decompress(block)
+        if out:
+            yield out
+    if inflater.unused_data:
+        stream.seek(-len(inflater.unused_data), io.SEEK_CUR)
+
+
+def _iter_zip_salvage(path: Path, name: str) -> Iterator[ParsedRecord | Rejected]:
+    with path.open("rb") as stream:
+        any_member = False
+        while True:
+            header = stream.read(_LOCAL_HEADER.size)
+            if len(header) < _LOCAL_HEADER.size:
+                break
+            fields = _LOCAL_HEADER.unpack(header)
+            signature, _version, flags, method = fields[0], fields[1], fields[2], fields[3]
+            compressed_size, name_length, extra_length = fields[7], fields[9], fields[10]
+            if signature != _LOCAL_SIGNATURE:
+                break  # the central directory (or garbage): no more local entries
+            encoding = "utf-8" if flags & 0x800 else "cp437"
+            member = stream.read(name_length).decode(encoding, errors="replace")
+            stream.read(extra_length)
+            member_name = f"{name}!{member}"
+            stored_unknown_size = method == zipfile.ZIP_STORED and flags & 0x08
+            if method not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED) or stored_unknown_size:
+                yield Rejected(
+                    member_name,
+                    0,
+                    f"truncated zip archive: cannot salvage a member with method {method}",
+                    "",
+                )
+                return
+            chunks = _member_chunks(stream, method, compressed_size)
+            if _is_record_member(member) and not member.endswith("/"):
+                any_member = True
+                damaged = False
+                for result in _iter_lines(_split_lines(chunks), member_name, _zip_damage):
+                    damaged = damaged or (
+                        isinstance(result, Rejected)
+                        and result.reason.startswith("truncated zip archive")
+                    )
+                    yield result
+                if damaged:
+                    return
+            else:
+                try:
+                    for _ in chunks:
+                        pass
+                except (EOFError, zlib.error) as exc:
+                    yield Rejected(member_name, 0, _zip_damage(exc), "")
+                    return
+            if flags & 0x08:
+                # Data descriptor: optional signature, CRC, sizes (zip64 sizes not supported).
+                descriptor = stream.read(4)
+                stream.read(12 if descriptor == b"PK\x07\x08" else 8)
+        if not any_member:
+            yield Rejected(name, 0, "truncated zip archive: no readable member", "")
+            return
+        yield Rejected(name, 0, "truncated zip archive: central directory missing", "")

@@ -1,0 +1,130 @@
+"""chunk_embeddings: the vectors of one input file's embeddable chunks, a chunk whose text and
+model are unchanged keeping its vector."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from nara_kg.ingest.inputs import InputFile
+from nara_kg.ingest.layout import WorkLayout
+from nara_kg.ingest.records import iter_rows
+from nara_kg.ingest.stages.common import Log, quiet, write_table
+from nara_kg.model.tables import MODEL_KEY_METADATA, Col, vector_schema
+
+if TYPE_CHECKING:
+    from nara_kg.embedding.encoder import Embedder
+
+
+@dataclass
+class FileEmbeddingResult:
+    chunks: int = 0
+    encoded: int = 0
+    reused: int = 0
+    seconds_encoding: float = 0.0
+    model_key: str = ""
+
+    @property
+    def chunks_per_second(self) -> float:
+        return self.encoded / self.seconds_encoding if self.seconds_encoding else 0.0
+
+
+def read_vector_part(path: Path, model_key: str) -> dict[tuple[str, str], Any]:
+    """(chunkId, textHash) -> vector (a float32 array) of a part made with `model_key`."""
+    import numpy as np
+
+    if not path.exists():
+        return {}
+    table = pq.read_table(path)
+    if (table.schema.metadata or {}).get(MODEL_KEY_METADATA, b"").decode() != model_key:
+        return {}
+    if table.num_rows == 0:
+        return {}
+    flat = table[Col.VECTOR].combine_chunks().flatten().to_numpy(zero_copy_only=False)
+    vectors = np.asarray(flat, dtype=np.float32).reshape(table.num_rows, -1)
+    return {
+        (chunk_id, text_hash): vectors[i]
+        for i, (chunk_id, text_hash) in enumerate(
+            zip(table[Col.CHUNK_ID].to_pylist(), table[Col.TEXT_HASH].to_pylist(), strict=True)
+        )
+    }
+
+
+def embed_file(
+    file: InputFile,
+    layout: WorkLayout,
+    embedder: Embedder,
+    *,
+    force: bool = False,
+    page_size: int = 512,
+    log: Log = quiet,
+) -> FileEmbeddingResult:
+    """Vectors for the embeddable chunks of a file's full records (stubs are titles shared by
+    many files: the graph-wide `text_embeddings` encodes the few that are chosen). A chunk
+    whose text and model are unchanged keeps its vector; the rest are encoded longest first,
+    `page_size` per call, so batches hold texts of near-equal length."""
+    import numpy as np
+
+    from nara_kg.embedding.encoder import release_free_memory
+
+    model_key = embedder.key
+    result = FileEmbeddingResult(model_key=model_key)
+    path = layout.vector_part(file.file_id)
+    previous = {} if force else read_vector_part(path, model_key)
+    rows = [
+        (row[Col.CHUNK_ID], row[Col.TEXT_HASH], row[Col.TEXT])
+        for row in iter_rows(
+            layout.chunk_part(file.file_id),
+            [Col.CHUNK_ID, Col.TEXT_HASH, Col.TEXT, Col.EMBED, Col.IS_STUB],
+        )
+        if row[Col.EMBED] and not row[Col.IS_STUB]
+    ]
+    # A record repeated in one file repeats its chunks: one vector per (chunkId, textHash).
+    unique = list(dict.fromkeys((chunk_id, text_hash) for chunk_id, text_hash, _ in rows))
+    texts = {(chunk_id, text_hash): text for chunk_id, text_hash, text in rows}
+    result.chunks = len(unique)
+    vectors: dict[tuple[str, str], Any] = {}
+    todo = []
+    for key in unique:
+        if key in previous:
+            vectors[key] = previous[key]
+        else:
+            todo.append(key)
+    result.reused = len(vectors)
+    if not force and not todo and path.exists() and len(previous) == len(unique):
+        return result
+    todo.sort(key=lambda key: -len(texts[key]))
+    for offset in range(0, len(todo), page_size):
+        page = todo[offset : offset + page_size]
+        started = time.perf_counter()
+        encoded = embedder.encode([texts[key] for key in page])
+        result.seconds_encoding += time.perf_counter() - started
+        for key, vector in zip(page, encoded, strict=True):
+            vectors[key] = np.asarray(vector, dtype=np.float32)
+        result.encoded += len(page)
+        release_free_memory()
+        log(f"{file.rel_path}: encoded {result.encoded}/{len(todo)} chunks")
+    dimension = embedder.dimension
+    schema = vector_schema(dimension, model_key)
+    matrix = (
+        np.stack([vectors[key] for key in unique])
+        if unique
+        else np.zeros((0, dimension), np.float32)
+    )
+    table = pa.Table.from_arrays(
+        [
+            pa.array([chunk_id for chunk_id, _ in unique], pa.string()),
+            pa.array([text_hash for _, text_hash in unique], pa.string()),
+            pa.FixedSizeListArray.from_arrays(
+                pa.array(matrix.reshape(-1), pa.float32()), dimension
+            ),
+        ],
+        schema=schema,
+    )
+    write_table(table, path)
+    return result

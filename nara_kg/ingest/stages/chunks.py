@@ -1,0 +1,256 @@
+"""chunks: each record of one input file -> its chunk rows (text, node properties, row hash),
+skipped while the file's content and the chunker are unchanged; and the chunks of the chosen
+rows read back for the graph stages (`iter_chunks`, `record_links`)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from nara_kg.ingest.chunking import HeaderFields, TokenCounter, chunk_record
+from nara_kg.ingest.inputs import InputFile
+from nara_kg.ingest.layout import WorkLayout
+from nara_kg.ingest.records import iter_rows
+from nara_kg.ingest.stages.common import Log, quiet, read_json, write_json, write_table
+from nara_kg.ingest.stages.record_selection import chosen_rows_by_file
+from nara_kg.model.edges import RecordLinks
+from nara_kg.model.schema import Prop
+from nara_kg.model.tables import CHUNK_SCHEMA, Col
+
+#: Properties every continuation chunk repeats from its record, so that a chunk found by
+#: vector search can be shown without another lookup; the rest stay on the first chunk.
+CONTINUATION_PROPERTIES: tuple[str, ...] = (
+    Prop.NA_ID,
+    Prop.TITLE,
+    Prop.HEADING,
+    Prop.RECORD_TYPE,
+    Prop.LEVEL_OF_DESCRIPTION,
+    Prop.AUTHORITY_TYPE,
+    Prop.SOURCE,
+)
+_STAT_FIELDS = (
+    "records",
+    "chunks",
+    "embedded_chunks",
+    "multi_chunk_records",
+    "title_only_records",
+)
+
+
+@dataclass
+class ChunkResult:
+    records: int = 0
+    chunks: int = 0
+    embedded_chunks: int = 0
+    multi_chunk_records: int = 0
+    title_only_records: int = 0
+    max_tokens_seen: int = 0
+    token_limit: int = 0
+    parts_chunked: int = 0
+    parts_reused: int = 0
+    by_type: Counter[str] = field(default_factory=Counter)
+    preview: list[dict[str, Any]] = field(default_factory=list)
+
+    def add(self, stats: dict[str, Any]) -> None:
+        for name in _STAT_FIELDS:
+            setattr(self, name, getattr(self, name) + stats[name])
+        self.by_type.update(stats["by_type"])
+        self.max_tokens_seen = max(self.max_tokens_seen, stats["max_tokens_seen"])
+
+
+def _row_hash(props: dict[str, Any], embed: bool) -> str:
+    payload = json.dumps([props, embed], sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def _chunk_rows(
+    record: dict[str, Any], row_index: int, count_tokens: TokenCounter, max_tokens: int
+) -> list[dict[str, Any]]:
+    props: dict[str, Any] = json.loads(record[Col.PROPERTIES])
+    is_stub = bool(record[Col.IS_STUB])
+    chunks = chunk_record(
+        record[Col.NA_ID],
+        record[Col.BODY_TEXT],
+        HeaderFields(
+            title=record[Col.TITLE],
+            node_type=record[Col.NODE_TYPE],
+            parent_title=record[Col.PARENT_TITLE],
+            date_range=record[Col.DATE_RANGE],
+        ),
+        count_tokens=count_tokens,
+        max_tokens=max_tokens,
+    )
+    # A stub without a name has nothing worth embedding; every full record is embedded.
+    embed = not is_stub or bool(record[Col.TITLE])
+    rows = []
+    for chunk in chunks:
+        base = (
+            props
+            if chunk.seq == 0
+            else {k: props[k] for k in CONTINUATION_PROPERTIES if k in props}
+        )
+        node_props = {
+            **base,
+            Prop.NA_ID: record[Col.NA_ID],
+            Prop.CHUNK_ID: chunk.chunk_id,
+            Prop.CHUNK_SEQ_ID: chunk.seq,
+            Prop.TEXT: chunk.text,
+            Prop.TEXT_HASH: chunk.text_hash,
+            Prop.FILE_NAME: record[Col.FILE_NAME],
+            Prop.LINE_NUM: record[Col.LINE_NUM],
+            Prop.NODE_TYPE: record[Col.NODE_TYPE],
+            Prop.IS_STUB: is_stub,
+        }
+        if chunk.seq == 0:
+            node_props[Prop.CHUNK_COUNT] = len(chunks)
+        first = chunk.seq == 0
+        rows.append(
+            {
+                Col.CHUNK_ID: chunk.chunk_id,
+                Col.NA_ID: record[Col.NA_ID],
+                Col.CHUNK_SEQ_ID: chunk.seq,
+                Col.RECORD_ROW: row_index,
+                Col.NODE_TYPE: record[Col.NODE_TYPE],
+                Col.IS_STUB: is_stub,
+                Col.EMBED: embed,
+                Col.TEXT: chunk.text,
+                Col.TEXT_HASH: chunk.text_hash,
+                Col.TOKENS: chunk.tokens,
+                Col.PROPS: json.dumps(node_props, ensure_ascii=False, sort_keys=True),
+                Col.ROW_HASH: _row_hash(node_props, embed),
+                Col.CHUNK_COUNT: len(chunks) if first else None,
+                Col.PARENT_NA_ID: record[Col.PARENT_NA_ID] if first else None,
+                Col.REFERENCES: record[Col.REFERENCES] if first else None,
+            }
+        )
+    return rows
+
+
+def _chunk_key(file: InputFile, chunker_key: str) -> str:
+    """What a chunk part is computed from: the file's content and the chunker."""
+    return hashlib.sha256(f"{file.sha256}|{chunker_key}".encode()).hexdigest()
+
+
+def chunk_file(
+    file: InputFile,
+    layout: WorkLayout,
+    *,
+    count_tokens: TokenCounter,
+    max_tokens: int,
+    chunker_key: str = "",
+    force: bool = False,
+    preview: list[dict[str, Any]] | None = None,
+    preview_rows: int = 10,
+) -> tuple[dict[str, Any], bool]:
+    """Chunk every record of one file (stubs and duplicate copies included: the selection
+    picks among them later). Returns the part's stats and whether it was (re)computed."""
+    path = layout.chunk_part(file.file_id)
+    key = _chunk_key(file, f"{chunker_key}|{max_tokens}")
+    known = read_json(layout.chunk_stats(file.file_id))
+    if not force and known is not None and known.get("key") == key and path.exists():
+        return dict(known["stats"]), False
+    stats: dict[str, Any] = dict.fromkeys(_STAT_FIELDS, 0)
+    by_type: Counter[str] = Counter()
+    max_seen = 0
+    out_rows: list[dict[str, Any]] = []
+    for row_index, record in enumerate(iter_rows(layout.parsed_part(file.file_id))):
+        rows = _chunk_rows(record, row_index, count_tokens, max_tokens)
+        stats["records"] += 1
+        stats["chunks"] += len(rows)
+        by_type[record[Col.NODE_TYPE]] += 1
+        stats["multi_chunk_records"] += int(len(rows) > 1)
+        stats["title_only_records"] += int(not record[Col.BODY_TEXT] and not record[Col.IS_STUB])
+        for row in rows:
+            stats["embedded_chunks"] += int(row[Col.EMBED])
+            max_seen = max(max_seen, row[Col.TOKENS])
+            if preview is not None and len(preview) < preview_rows and not row[Col.IS_STUB]:
+                preview.append(
+                    {k: row[k] for k in (Col.CHUNK_ID, Col.NODE_TYPE, Col.TOKENS, Col.TEXT)}
+                )
+        out_rows.extend(rows)
+    write_table(pa.Table.from_pylist(out_rows, schema=CHUNK_SCHEMA), path)
+    stats["by_type"] = dict(by_type)
+    stats["max_tokens_seen"] = max_seen
+    write_json(layout.chunk_stats(file.file_id), {"key": key, "stats": stats})
+    return stats, True
+
+
+def chunk_records(
+    files: list[InputFile],
+    layout: WorkLayout,
+    *,
+    count_tokens: TokenCounter,
+    max_tokens: int,
+    chunker_key: str = "",
+    force: bool = False,
+    log: Log = quiet,
+    preview_rows: int = 10,
+) -> ChunkResult:
+    """`chunk_file` over every file: a part whose file and chunker are unchanged is reused."""
+    result = ChunkResult(token_limit=max_tokens)
+    started = time.monotonic()
+    for position, file in enumerate(files, start=1):
+        stats, computed = chunk_file(
+            file,
+            layout,
+            count_tokens=count_tokens,
+            max_tokens=max_tokens,
+            chunker_key=chunker_key,
+            force=force,
+            preview=result.preview,
+            preview_rows=preview_rows,
+        )
+        if computed:
+            result.parts_chunked += 1
+            log(
+                f"chunked {position}/{len(files)} {file.rel_path}: {stats['chunks']} chunks "
+                f"({time.monotonic() - started:.1f}s elapsed)"
+            )
+        else:
+            result.parts_reused += 1
+        result.add(stats)
+    return result
+
+
+def iter_chunks(layout: WorkLayout, columns: list[str] | None = None) -> Iterator[dict[str, Any]]:
+    """The chunks of the chosen rows (one per naId), file by file in selection order."""
+    wanted_columns = None if columns is None else sorted({*columns, Col.RECORD_ROW})
+    for file_id, rows in chosen_rows_by_file(layout):
+        if not rows:
+            continue
+        for row in iter_rows(layout.chunk_part(file_id), wanted_columns):
+            if row[Col.RECORD_ROW] in rows:
+                yield row if columns is None else {k: row[k] for k in columns}
+
+
+def chunk_parts(layout: WorkLayout) -> list[Path]:
+    """The chunk parts of the live files, in selection order."""
+    return [layout.chunk_part(file_id) for file_id, _ in chosen_rows_by_file(layout)]
+
+
+def record_links(layout: WorkLayout) -> list[RecordLinks]:
+    """One entry per chosen record, from the first chunks."""
+    links = []
+    for row in iter_chunks(
+        layout, [Col.NA_ID, Col.CHUNK_SEQ_ID, Col.CHUNK_COUNT, Col.PARENT_NA_ID, Col.REFERENCES]
+    ):
+        if row[Col.CHUNK_SEQ_ID] != 0:
+            continue
+        references = tuple((rel, int(na_id)) for rel, na_id, *_ in json.loads(row[Col.REFERENCES]))
+        links.append(
+            RecordLinks(
+                na_id=row[Col.NA_ID],
+                chunk_count=row[Col.CHUNK_COUNT],
+                parent_na_id=row[Col.PARENT_NA_ID],
+                references=references,
+            )
+        )
+    return links
