@@ -9,13 +9,22 @@ from neo4j import Driver
 from nara_kg.api import models
 from nara_kg.graph import search as cypher
 from nara_kg.ingest.chunking import HEADER_BODY_SEPARATOR
+from nara_kg.model.schema import Prop
 from nara_kg.retrieval.response import AskResponse, Provenance
 
 #: Children and described records listed per record (the counts give the totals).
 RECORD_LIST_LIMIT = 200
 #: Node properties that are machinery, not catalog data.
 _INTERNAL_PROPERTIES = frozenset(
-    {"textEmbedding", "embeddingKey", "textHash", "rowHash", "text", "chunkId", "chunkSeqId"}
+    {
+        Prop.EMBEDDING,
+        Prop.EMBEDDING_KEY,
+        Prop.TEXT_HASH,
+        Prop.ROW_HASH,
+        Prop.TEXT,
+        Prop.CHUNK_ID,
+        Prop.CHUNK_SEQ_ID,
+    }
 )
 #: Longest retrieved text returned with a search hit.
 MAX_HIT_TEXT_CHARS = 4_000
