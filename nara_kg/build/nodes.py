@@ -1,0 +1,80 @@
+"""graph_nodes: make the record and chunk nodes match the chosen chunk rows, by difference."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from neo4j import Driver
+
+from nara_kg.build.progress import Log, quiet
+from nara_kg.graph import nodes as node_cypher
+from nara_kg.ingest.layout import WorkLayout
+from nara_kg.ingest.stages.chunks import iter_chunks
+from nara_kg.model.schema import Prop
+from nara_kg.model.tables import Col
+
+
+@dataclass
+class NodeSyncResult:
+    desired: int = 0
+    written: int = 0
+    unchanged: int = 0
+    deleted: int = 0
+    records_written: int = 0
+    records_removed: int = 0
+    written_by_type: Counter[str] = field(default_factory=Counter)
+
+
+def sync_nodes(
+    driver: Driver,
+    database: str,
+    layout: WorkLayout,
+    *,
+    rewrite_all: bool = False,
+    log: Log = quiet,
+) -> NodeSyncResult:
+    """Write the chosen chunks whose row changed (every one with `rewrite_all`, the full
+    rebuild) and delete the chunk nodes the input no longer has."""
+    node_cypher.ensure_node_schema(driver, database)
+    existing = node_cypher.existing_row_hashes(driver, database)
+    result = NodeSyncResult()
+    desired_ids: set[str] = set()
+    pending: dict[str, list[dict[str, Any]]] = {}
+    flush_at = 2_000
+
+    def flush(node_type: str) -> None:
+        rows = pending.pop(node_type, [])
+        if rows:
+            node_cypher.upsert_nodes(driver, database, node_type, rows)
+            result.written += len(rows)
+            result.written_by_type[node_type] += len(rows)
+
+    started = time.monotonic()
+    columns = [Col.CHUNK_ID, Col.NODE_TYPE, Col.EMBED, Col.PROPS, Col.ROW_HASH]
+    for row in iter_chunks(layout, columns):
+        result.desired += 1
+        desired_ids.add(row[Col.CHUNK_ID])
+        if not rewrite_all and existing.get(row[Col.CHUNK_ID]) == row[Col.ROW_HASH]:
+            result.unchanged += 1
+            continue
+        props = json.loads(row[Col.PROPS])
+        props[Prop.ROW_HASH] = row[Col.ROW_HASH]
+        if props[Prop.CHUNK_SEQ_ID] == 0:
+            result.records_written += 1
+        batch = pending.setdefault(row[Col.NODE_TYPE], [])
+        batch.append({"props": props, "embed": row[Col.EMBED]})
+        if len(batch) >= flush_at:
+            flush(row[Col.NODE_TYPE])
+            log(f"wrote {result.written} nodes ({time.monotonic() - started:.1f}s)")
+    for node_type in list(pending):
+        flush(node_type)
+    stale = [chunk_id for chunk_id in existing if chunk_id not in desired_ids]
+    result.records_removed = sum(1 for chunk_id in stale if chunk_id.endswith("-0"))
+    if stale:
+        result.deleted = node_cypher.delete_chunks(driver, database, stale)
+        log(f"deleted {result.deleted} chunk nodes no longer in the input")
+    return result

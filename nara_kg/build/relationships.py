@@ -1,0 +1,35 @@
+"""next_relationships, includes_relationships and authority_relationships: each computed from
+the record links and written by difference."""
+
+from __future__ import annotations
+
+from neo4j import Driver
+
+from nara_kg.graph.relationships import SyncResult, sync_edges
+from nara_kg.ingest.layout import WorkLayout
+from nara_kg.ingest.stages.chunks import record_links
+from nara_kg.ingest.stages.record_selection import read_aliases
+from nara_kg.model import edges as edge_rules
+from nara_kg.model.schema import AUTHORITY_RELATIONSHIPS, Rel
+
+
+def sync_next(driver: Driver, database: str, layout: WorkLayout) -> SyncResult:
+    return sync_edges(driver, database, Rel.NEXT, edge_rules.next_edges(record_links(layout)))
+
+
+def sync_includes(
+    driver: Driver, database: str, layout: WorkLayout
+) -> tuple[SyncResult, list[list[int]]]:
+    """Includes by difference, and the ancestor cycles that were broken to build it."""
+    links = record_links(layout)
+    present = {link.na_id for link in links}
+    _, cycles = edge_rules.break_cycles(edge_rules.parent_links(links, present))
+    synced = sync_edges(driver, database, Rel.INCLUDES, edge_rules.includes_edges(links, present))
+    return synced, cycles
+
+
+def sync_authorities(driver: Driver, database: str, layout: WorkLayout) -> list[SyncResult]:
+    links = record_links(layout)
+    present = {link.na_id for link in links}
+    desired = edge_rules.authority_edges(links, present, read_aliases(layout))
+    return [sync_edges(driver, database, rel, desired[rel]) for rel in AUTHORITY_RELATIONSHIPS]
