@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -15,7 +14,7 @@ import click
 
 from nara_kg.cli.bench import bench_command
 from nara_kg.cli.neo4j import neo4j_group
-from nara_kg.settings import PROJECT_ROOT, Neo4jSettings
+from nara_kg.settings import PROJECT_ROOT, Neo4jSettings, dagster_home
 
 #: The embedded instance of `make demo` (SQLite): run monitoring marks a run whose process died
 #: as failed; the pools admit one user of the embedding model and one Neo4j writer at a time
@@ -37,7 +36,7 @@ concurrency:
 
 def _dagster_home() -> Path:
     """A persistent Dagster instance, so the UI shows the runs that `build` made."""
-    home = Path(os.environ.setdefault("DAGSTER_HOME", str(PROJECT_ROOT / "var" / "dagster_home")))
+    home = dagster_home()
     home.mkdir(parents=True, exist_ok=True)
     config = home / "dagster.yaml"
     if not config.exists():
@@ -114,12 +113,12 @@ def demo_data(
 
 
 def _ensure_server() -> None:
-    from nara_kg.devserver import runtime as neo4j_runtime
+    from nara_kg.devserver import process as neo4j_server
     from nara_kg.settings import neo4j_home
 
     settings = Neo4jSettings.from_env()
     if settings.managed:
-        neo4j_runtime.start(settings, neo4j_home(), log=lambda m: click.echo(m, err=True))
+        neo4j_server.start(settings, neo4j_home(), log=lambda m: click.echo(m, err=True))
 
 
 @main.command()
