@@ -54,17 +54,22 @@ def _module_docs() -> dict[str, str]:
     return {name: importlib.import_module(name).__doc__ or "" for name in modules}
 
 
-@pytest.mark.parametrize(("asset", "description"), sorted(_descriptions().items()))
-def test_every_asset_names_the_core_functions_it_calls(asset: str, description: str) -> None:
-    match = CORE.search(description)
+#: Asset key -> its description; graph_assets module -> its docstring.
+DESCRIPTIONS = _descriptions()
+TEXTS = {**DESCRIPTIONS, **_module_docs()}
+
+
+@pytest.mark.parametrize("asset", sorted(DESCRIPTIONS))
+def test_every_asset_names_the_core_functions_it_calls(asset: str) -> None:
+    match = CORE.search(DESCRIPTIONS[asset])
     assert match, f"{asset}: its description has no 'Core: nara_kg....'"
     for dotted in match.group(1).split(", "):
         assert callable(resolve(dotted)), f"{asset}: {dotted} is not a function"
 
 
-@pytest.mark.parametrize(("where", "text"), sorted({**_descriptions(), **_module_docs()}.items()))
-def test_dotted_core_names_exist(where: str, text: str) -> None:
-    for dotted in DOTTED.findall(text):
+@pytest.mark.parametrize("where", sorted(TEXTS))
+def test_dotted_core_names_exist(where: str) -> None:
+    for dotted in DOTTED.findall(TEXTS[where]):
         try:
             resolve(dotted)
         except (ImportError, AttributeError) as error:
