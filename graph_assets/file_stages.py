@@ -1,5 +1,6 @@
 """Per-file stages, one partition per input file: raw_jsonl -> parsed_records -> chunks ->
-chunk_embeddings (Parquet under the work directory; core: :mod:`nara_kg.ingest.stages`).
+chunk_embeddings (Parquet under the work directory). Core: the module of the same name in
+:mod:`nara_kg.ingest.stages` for each asset (:mod:`nara_kg.ingest.stages.raw_jsonl`, ...).
 
 The four assets are computed by one op, `file_stages`, file after file: one process per run
 loads the model once, and a run without partitions (e.g. `dagster job execute -j
