@@ -16,9 +16,10 @@ from typing import Any, LiteralString, cast
 from neo4j import Driver, Query
 
 from nara_kg.graph.embeddings import count_pending
-from nara_kg.ingest import stages as pipeline
 from nara_kg.ingest.layout import WorkLayout
-from nara_kg.model.schema import FULLTEXT_INDEX, VECTOR_INDEX, Label, Prop, Rel
+from nara_kg.ingest.stages.chunks import iter_chunks
+from nara_kg.model.schema import CommunityProp, Index, Label, Prop, Rel
+from nara_kg.model.tables import Col
 from quality.names import SAMPLE_SIZE
 
 CHUNK = Label.CHUNK.value
@@ -100,10 +101,10 @@ MISLABELLED = Probe(
 def parquet_chunk_counts(layout: WorkLayout) -> dict[str, dict[str, int]]:
     """nodeType -> {chunks, embed} over the chunks of the chosen records."""
     counts: dict[str, Counter[str]] = {}
-    for row in pipeline.iter_chunks(layout, ["nodeType", "embed"]):
-        entry = counts.setdefault(row["nodeType"], Counter())
+    for row in iter_chunks(layout, [Col.NODE_TYPE, Col.EMBED]):
+        entry = counts.setdefault(row[Col.NODE_TYPE], Counter())
         entry["chunks"] += 1
-        entry["embed"] += int(bool(row["embed"]))
+        entry["embed"] += int(bool(row[Col.EMBED]))
     return {t: {"chunks": c["chunks"], "embed": c["embed"]} for t, c in counts.items()}
 
 
@@ -220,10 +221,10 @@ def check_indexes(driver: Driver, database: str, dimension: int) -> GraphCheckOu
     dimension (an index of another width would match nothing)."""
     found = {
         row["name"]: row
-        for row in _read(driver, database, SHOW_INDEXES, names=[VECTOR_INDEX, FULLTEXT_INDEX])
+        for row in _read(driver, database, SHOW_INDEXES, names=[Index.VECTOR, Index.FULLTEXT])
     }
     outcome = GraphCheckOutcome(passed=True)
-    for name, kind in ((VECTOR_INDEX, "VECTOR"), (FULLTEXT_INDEX, "FULLTEXT")):
+    for name, kind in ((Index.VECTOR, "VECTOR"), (Index.FULLTEXT, "FULLTEXT")):
         info = found.get(name)
         config = ((info or {}).get("options") or {}).get("indexConfig") or {}
         dims = config.get("vector.dimensions")
@@ -330,12 +331,16 @@ COMMUNITY_WITHOUT_REPORT = Probe(
     "Community nodes without a report (report property missing or blank)",
     f"MATCH (c:{COMMUNITY}) "
     f"WHERE c[$reportProperty] IS NULL OR trim(toString(c[$reportProperty])) = '' "
-    f"RETURN c[$idProperty] AS community, c.level AS level, c.size AS size",
+    f"RETURN c[$idProperty] AS community, c.{CommunityProp.LEVEL} AS level, "
+    f"c.{CommunityProp.SIZE} AS size",
 )
 
 
 def check_community_reports(
-    driver: Driver, database: str, report_property: str = "summary", id_property: str = "id"
+    driver: Driver,
+    database: str,
+    report_property: str = CommunityProp.SUMMARY,
+    id_property: str = CommunityProp.ID,
 ) -> GraphCheckOutcome:
     """Every Community node has a report. Property names travel as parameters (`c[$name]`)."""
     outcome = run_probes(

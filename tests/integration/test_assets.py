@@ -9,8 +9,8 @@ import pytest
 
 from nara_kg.demo import generate_demo_data
 from nara_kg.ingest.layout import WorkLayout
-from nara_kg.ingest.stages import iter_chunks
-from nara_kg.model.schema import AUTHORITY_RELATIONSHIPS, FULLTEXT_INDEX, VECTOR_INDEX
+from nara_kg.ingest.stages.chunks import iter_chunks
+from nara_kg.model.schema import AUTHORITY_RELATIONSHIPS, Index
 from tests.graph_helpers import metadata_of, scalar
 
 pytestmark = pytest.mark.integration
@@ -140,11 +140,11 @@ def test_relationships(built: dict[str, Any], neo4j_driver: Any) -> None:
 def test_indexes_online(neo4j_driver: Any) -> None:
     records, _, _ = neo4j_driver.execute_query(
         "SHOW INDEXES YIELD name, state WHERE name IN $names RETURN name, state",
-        names=[VECTOR_INDEX, FULLTEXT_INDEX],
+        names=[Index.VECTOR, Index.FULLTEXT],
     )
     assert {r["name"]: r["state"] for r in records} == {
-        VECTOR_INDEX: "ONLINE",
-        FULLTEXT_INDEX: "ONLINE",
+        Index.VECTOR: "ONLINE",
+        Index.FULLTEXT: "ONLINE",
     }
 
 
