@@ -27,6 +27,14 @@ CALL db.index.fulltext.queryNodes('{Index.FULLTEXT}', $query, {{limit: $k}}) YIE
 RETURN node.{Prop.CHUNK_ID} AS chunkId, node.{Prop.NA_ID} AS naId, score
 """
 
+#: Records whose title holds a phrase the question names exactly ("volume 512", "march 1942"):
+#: the dense list blurs numbers, so these join the candidates however the two lists rank them.
+EXACT_TITLE_CANDIDATES = f"""
+CALL db.index.fulltext.queryNodes('{Index.FULLTEXT}', $query, {{limit: $k}}) YIELD node, score
+WHERE node.{Prop.CHUNK_SEQ_ID} = 0
+RETURN node.{Prop.CHUNK_ID} AS chunkId, node.{Prop.NA_ID} AS naId, score
+"""
+
 _TEXT = Label.RECORD_WITH_TEXT
 _AUTHORITY_TYPES = "|".join(rel.value for rel in AUTHORITY_RELATIONSHIPS)
 
@@ -293,3 +301,25 @@ def descendants(driver: Driver, database: str, na_id: int) -> dict[str, Any] | N
 def record(driver: Driver, database: str, na_id: int, limit: int) -> dict[str, Any] | None:
     rows = read_all(driver, database, RECORD, naId=na_id, limit=limit)
     return rows[0] if rows else None
+
+
+def exact_title_candidates(
+    driver: Driver, database: str, query: str, k: int
+) -> list[dict[str, Any]]:
+    if not query.strip():
+        return []
+    return list(read_all(driver, database, EXACT_TITLE_CANDIDATES, k=k, query=query))
+
+
+#: What the exact match compares for each candidate record: its title and its own dates.
+CANDIDATE_FACTS = f"""
+UNWIND $naIds AS wanted
+MATCH (first:{Label.CHUNK} {{{Prop.NA_ID}: wanted, {Prop.CHUNK_SEQ_ID}: 0}})
+RETURN wanted AS naId, first.{Prop.CHUNK_ID} AS chunkId,
+       coalesce(first.{Prop.TITLE}, first.{Prop.HEADING}) AS title,
+       {_own_start("first")} AS dateStart, {_own_end("first")} AS dateEnd
+"""
+
+
+def candidate_facts(driver: Driver, database: str, na_ids: list[int]) -> list[dict[str, Any]]:
+    return list(read_all(driver, database, CANDIDATE_FACTS, naIds=na_ids))

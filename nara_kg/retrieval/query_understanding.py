@@ -297,3 +297,45 @@ def exact_match_score(facts: QueryFacts, record: RecordFacts) -> tuple[int, floa
     if facts.dates and record.dates:
         fit = max(date_fit(q, r) for q in facts.dates for r in record.dates)
     return exact, fit
+
+
+#: A query range this short or shorter asks for particular days: records are then ordered by how
+#: well their range fits it before anything else. A longer one ("1942") only nudges the order.
+NARROW_DATE_DAYS = 62
+#: The nudge of a broad date range, on the scale of the fused score (rank 1 of one list is 1/11).
+BROAD_DATE_WEIGHT = 0.02
+
+
+def title_phrase_query(facts: QueryFacts) -> str:
+    """A Lucene query for the titles that name the question's identifiers or months exactly."""
+    clauses = [
+        f'title:"{i.word} {i.number}{(" " + i.suffix) if i.suffix else ""}"'
+        for i in facts.identifiers
+    ]
+    for wanted in facts.dates:
+        if wanted.days > NARROW_DATE_DAYS:
+            continue
+        months = {(wanted.start.year, wanted.start.month), (wanted.end.year, wanted.end.month)}
+        for year, month in sorted(months):
+            clauses.append(f'(title:"{calendar.month_name[month]}" AND title:"{year}")')
+    return " OR ".join(clauses)
+
+
+def rerank(
+    fused: list[tuple[str, float]], facts: QueryFacts, records: dict[str, RecordFacts]
+) -> list[tuple[str, float]]:
+    """The fused list reordered so that exact identifier matches come first, then (for a
+    question about particular days) the records whose dates fit best, then the fused score.
+    Records without facts keep their fused order among equals."""
+    if not facts.any:
+        return fused
+    narrow = bool(facts.dates) and min(d.days for d in facts.dates) <= NARROW_DATE_DAYS
+
+    def key(item: tuple[str, float]) -> tuple[int, float, float]:
+        record = records.get(item[0])
+        exact, fit = exact_match_score(facts, record) if record else (0, 0.0)
+        if narrow:
+            return exact, round(fit, 3), item[1]
+        return exact, 0.0, item[1] + BROAD_DATE_WEIGHT * fit
+
+    return sorted(fused, key=key, reverse=True)

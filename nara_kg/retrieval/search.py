@@ -29,6 +29,13 @@ from neo4j import Driver
 from nara_kg.errors import QueryError
 from nara_kg.graph import search as cypher
 from nara_kg.retrieval.filters import NO_FILTERS, SearchFilters, filter_parameters
+from nara_kg.retrieval.query_understanding import (
+    QueryFacts,
+    record_facts,
+    rerank,
+    title_phrase_query,
+    understand,
+)
 
 RRF_K = 10
 #: Candidates fetched from each index per requested result: chunks of one record collapse into
@@ -189,6 +196,38 @@ def require_query(text: str) -> str:
     return text
 
 
+def _exact_rerank(
+    driver: Driver,
+    database: str,
+    fused: list[tuple[str, float]],
+    facts: QueryFacts,
+    n_candidates: int,
+    *,
+    widen: bool,
+) -> tuple[list[tuple[str, float]], dict[str, str]]:
+    """The fused candidates, reordered by :func:`~nara_kg.retrieval.query_understanding.rerank`;
+    with `widen` (no filters to respect) joined first by the records whose titles or naIds the
+    question names exactly."""
+    pool = dict(fused)
+    if widen:
+        for row in cypher.exact_title_candidates(
+            driver, database, title_phrase_query(facts), n_candidates
+        ):
+            pool.setdefault(str(row["naId"]), 0.0)
+        for na_id in facts.na_ids:
+            pool.setdefault(str(na_id), 0.0)
+    rows = cypher.candidate_facts(driver, database, [int(key) for key in pool])
+    records = {
+        str(row["naId"]): record_facts(
+            int(row["naId"]), row["title"], row["dateStart"], row["dateEnd"]
+        )
+        for row in rows
+    }
+    first_chunk = {str(row["naId"]): str(row["chunkId"]) for row in rows}
+    present = [(key, score) for key, score in pool.items() if key in records]
+    return rerank(present, facts, records), first_chunk
+
+
 def local_search(
     driver: Driver,
     database: str,
@@ -225,8 +264,15 @@ def local_search(
 
     vector_order, vector_chunk = record_ranking(by_vector)
     text_order, text_chunk = record_ranking(by_text)
-    fused = reciprocal_rank_fusion([vector_order, text_order])[:k]
-    chunk_for = {key: vector_chunk.get(key) or text_chunk[key] for key, _ in fused}
+    fused = reciprocal_rank_fusion([vector_order, text_order])
+    chunk_for = {**text_chunk, **vector_chunk}
+    facts = understand(query)
+    if facts.any:
+        fused, exact_chunk = _exact_rerank(
+            driver, database, fused, facts, n_candidates, widen=not filters.active
+        )
+        chunk_for = {**exact_chunk, **chunk_for}
+    fused = fused[:k]
     expanded = {
         str(row["naId"]): row
         for row in cypher.expand_hits(driver, database, [chunk_for[key] for key, _ in fused])

@@ -13,6 +13,8 @@ from nara_kg.retrieval.query_understanding import (
     find_dates,
     find_identifiers,
     record_facts,
+    rerank,
+    title_phrase_query,
     understand,
 )
 
@@ -80,3 +82,22 @@ def test_the_covering_narrow_range_outranks_wide_and_missing_ranges() -> None:
     own_dates = record_facts(4, "Correspondence", "1942-03-03", "1942-03-03")
     fits = {r.na_id: exact_match_score(facts, r)[1] for r in (narrow, wide, other, own_dates)}
     assert fits[4] > fits[1] > fits[2] > fits[3] == 0.0
+
+
+def test_title_phrase_query_names_identifiers_and_the_months_of_narrow_dates() -> None:
+    assert title_phrase_query(understand("volume 544 A on March 3, 1942")) == (
+        'title:"volume 544 A" OR (title:"March" AND title:"1942")'
+    )
+    assert title_phrase_query(understand("flood control in 1942")) == ""
+
+
+def test_rerank_puts_exact_matches_first_and_leaves_plain_questions_alone() -> None:
+    fused = [("1", 0.18), ("2", 0.10), ("3", 0.05)]
+    records = {
+        "1": record_facts(1, "Volume 513, April 3 - April 4, 1942", None, None),
+        "2": record_facts(2, "Volume 511, March 30 - March 31, 1942", None, None),
+        "3": record_facts(3, "Volume 512, April 1 - April 2, 1942", None, None),
+    }
+    assert [k for k, _ in rerank(fused, understand("volume 512"), records)] == ["3", "1", "2"]
+    assert [k for k, _ in rerank(fused, understand("April 1, 1942"), records)] == ["3", "1", "2"]
+    assert rerank(fused, understand("diaries of the secretary"), records) == fused
