@@ -377,9 +377,8 @@ def community_report_check(
 ) -> dg.AssetChecksDefinition:
     """ "Every community has a report", as a check on `asset` (e.g. the community_reports asset).
 
-    Not wired yet: the community assets do not exist. Wire it with
-    ``community_report_check(community_reports)`` in ``quality.ALL_CHECKS``. The report is
-    considered present when the Community node's `report_property` is set and not blank.
+    Wired on the community_reports asset in ``quality.ALL_CHECKS``. The report is considered
+    present when the Community node's `report_property` is set and not blank.
     """
     is_blocking = names.is_blocking(name) if blocking is None else blocking
     severity = dg.AssetCheckSeverity.ERROR if is_blocking else dg.AssetCheckSeverity.WARN
