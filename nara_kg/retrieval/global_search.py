@@ -17,6 +17,7 @@ import re
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Final
 
 from nara_kg.generation.community_report import CommunityReport, Finding
@@ -82,20 +83,31 @@ def _join_blocks(blocks: Sequence[ReportBlock]) -> str:
     return "\n\n".join(block.text for block in blocks)
 
 
-def _fit_block(report: CommunityReport, budget: int, count_tokens: TokenCounter) -> ReportBlock:
-    """The report, dropping findings from the end and then halving the summary until it fits."""
+#: Fitted blocks of recent reports: a report's block depends only on the report, the budget and
+#: the token counter, so repeated global questions over unchanged reports count no tokens.
+_FITTED_CACHE_SIZE = 16_384
+
+
+@lru_cache(maxsize=_FITTED_CACHE_SIZE)
+def _fitted_block(
+    report: CommunityReport, budget: int, count_tokens: TokenCounter
+) -> tuple[ReportBlock, int]:
+    """The report, dropping findings from the end and then halving the summary until it fits,
+    with the block's token count."""
     findings = report.findings
     for keep in range(len(findings), -1, -1):
         text = _block_text(report, report.summary, findings[:keep])
-        if count_tokens(text) <= budget:
-            return ReportBlock(report, report.summary, findings[:keep], text)
+        tokens = count_tokens(text)
+        if tokens <= budget:
+            return ReportBlock(report, report.summary, findings[:keep], text), tokens
     words = report.summary.split()
     while words:
         words = words[: len(words) // 2]
         summary = " ".join(words) + " …"
         text = _block_text(report, summary, ())
-        if count_tokens(text) <= budget:
-            return ReportBlock(report, summary, (), text)
+        tokens = count_tokens(text)
+        if tokens <= budget:
+            return ReportBlock(report, summary, (), text), tokens
     raise ValueError(
         f"batch token budget {budget} cannot hold even the title of report {report.community_id}"
     )
@@ -116,14 +128,21 @@ def pack_batches(
     """
     ordered = sorted(reports, key=lambda r: (r.level, r.community_id))
     random.Random(seed).shuffle(ordered)
+    # Token counts add up over text joined by blank lines (WordPiece and whitespace counters
+    # never merge tokens across whitespace), less the special tokens each count includes once:
+    # counting each block once keeps packing linear in the number of reports.
+    specials = count_tokens("")
     batches: list[list[ReportBlock]] = []
     current: list[ReportBlock] = []
+    current_tokens = 0
     for report in ordered:
-        block = _fit_block(report, batch_token_budget, count_tokens)
-        if current and count_tokens(_join_blocks([*current, block])) > batch_token_budget:
+        block, block_tokens = _fitted_block(report, batch_token_budget, count_tokens)
+        joined_tokens = current_tokens + block_tokens - specials if current else block_tokens
+        if current and joined_tokens > batch_token_budget:
             batches.append(current)
-            current = []
+            current, joined_tokens = [], block_tokens
         current.append(block)
+        current_tokens = joined_tokens
     if current:
         batches.append(current)
     return batches

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -502,3 +503,24 @@ def test_initials_and_titles_do_not_end_a_sentence() -> None:
         "Henry Morgenthau, Jr. replied!",
         "Done?",
     ]
+
+
+def test_packing_counts_each_report_once_and_matches_counting_the_joined_text() -> None:
+    calls = 0
+
+    def counting(text: str) -> int:
+        nonlocal calls
+        calls += 1
+        return count_words(text)
+
+    reports = many_reports(60)
+    batches = pack_batches(reports, batch_token_budget=50, count_tokens=counting, seed=1)
+    assert calls <= len(reports) + 1  # one count per report, one for the specials
+    for batch in batches:
+        assert count_words("\n\n".join(block.text for block in batch)) <= 50
+    # Greedy: no batch could have taken the next batch's first block.
+    for batch, following in itertools.pairwise(batches):
+        joined = "\n\n".join(block.text for block in [*batch, following[0]])
+        assert count_words(joined) > 50
+    repeat = pack_batches(reports, batch_token_budget=50, count_tokens=counting, seed=1)
+    assert repeat == batches
