@@ -19,6 +19,7 @@ from neo4j import Driver
 from pydantic import PrivateAttr
 
 from nara_kg.embedding.encoder import DEFAULT_MODEL, Embedder
+from nara_kg.embedding.standin import STANDIN_BACKEND, StandinEmbedder
 from nara_kg.generation.llm import (
     DEFAULT_CONNECT_TIMEOUT_S,
     DEFAULT_MAX_RETRIES,
@@ -96,7 +97,8 @@ class Neo4jResource(dg.ConfigurableResource):
 
 
 class EmbeddingModel(dg.ConfigurableResource):
-    """The sentence-transformers model: bundled all-MiniLM-L6-v2 or a local model directory."""
+    """The sentence-transformers model: bundled all-MiniLM-L6-v2 or a local model directory.
+    Backend `standin`: hashed vectors and no model (`nara_kg.embedding.standin`)."""
 
     model: str = DEFAULT_MODEL
     backend: str = "torch"
@@ -108,6 +110,9 @@ class EmbeddingModel(dg.ConfigurableResource):
     _embedder: Embedder | None = PrivateAttr(default=None)
 
     def get_embedder(self) -> Embedder:
+        if self._embedder is None and self.backend == STANDIN_BACKEND:
+            # Hashed vectors instead of the model, for measuring the rest at scale.
+            self._embedder = StandinEmbedder(batch_size=self.batch_size)
         if self._embedder is None:
             self._embedder = Embedder(
                 model=self.model,

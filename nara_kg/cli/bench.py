@@ -75,6 +75,15 @@ def _make_benchmarks_importable() -> None:
     help="Records of the parallel-partition builds (default: min(records, 2000)).",
 )
 @click.option(
+    "--scale",
+    "scale",
+    type=int,
+    multiple=True,
+    help="Scale mode (repeatable): build N generated records with the stand-in model (hashed "
+    "vectors, no model) and report per-step time, memory and growth with N under `scale`; "
+    "the rest of the suite is skipped.",
+)
+@click.option(
     "--quick",
     is_flag=True,
     help="Smoke run: 400 records (unless --records is given), no memory build, small samples.",
@@ -97,6 +106,7 @@ def bench_command(
     profile: bool,
     skip_parallel: bool,
     parallel_records: int | None,
+    scale: tuple[int, ...],
     quick: bool,
 ) -> None:
     """Build a generated dataset and measure the build, embedding, writes, incremental
@@ -140,14 +150,23 @@ def bench_command(
         parallel=not skip_parallel,
         parallel_records=parallel_records,
     )
-    results = run_suite(options, settings, log=lambda m: click.echo(m, err=True))
-    target = json_out or scratch / "results.json"
+    log = lambda m: click.echo(m, err=True)  # noqa: E731
+    if scale:
+        from benchmarks.scale import markdown_scale_report, run_scale_suite, update_scale_section
+
+        results = run_scale_suite(list(scale), options, settings, log=log)
+    else:
+        results = run_suite(options, settings, log=log)
+    target = json_out or scratch / ("scale-results.json" if scale else "results.json")
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps(results, indent=2, default=str), encoding="utf-8")
     if not no_report:
-        update_benchmarks_md(out, results)
+        if scale:
+            update_scale_section(out, results["scale"])
+        else:
+            update_benchmarks_md(out, results)
         click.echo(f"report: {out}", err=True)
     if as_json:
         click.echo(json.dumps(results, indent=2, default=str))
         return
-    click.echo(markdown_report(results))
+    click.echo(markdown_scale_report(results["scale"]) if scale else markdown_report(results))
