@@ -370,6 +370,9 @@ def evaluate(questions: Path, as_json: bool) -> None:
         return
     for key in ("n", "hit_at_1", "hit_at_5", "mrr_at_10", "latency_ms_p50", "latency_ms_p95"):
         click.echo(f"{key:16} {report[key]}")
+    for kind, metrics in report["by_kind"].items():
+        figures = "  ".join(f"{name} {value}" for name, value in metrics.items())
+        click.echo(f"  {kind:14} {figures}")
 
 
 @main.command("ask")

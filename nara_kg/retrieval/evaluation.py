@@ -18,6 +18,8 @@ class Question:
     question: str
     expected_naids: tuple[int, ...]
     mode: str = "local"
+    #: The class of question ("identifier", "date", "person_org", "topic", ...), reported apart.
+    kind: str = ""
 
 
 def load_questions(path: Path) -> list[Question]:
@@ -38,6 +40,7 @@ def load_questions(path: Path) -> list[Question]:
                         question=str(raw["question"]),
                         expected_naids=tuple(int(n) for n in raw.get("expected_naids") or []),
                         mode=mode,
+                        kind=str(raw.get("kind") or ""),
                     )
                 )
             except (ValueError, KeyError, TypeError) as error:
@@ -81,6 +84,8 @@ class EvaluationReport:
     latency_ms_p95: float
     per_question: list[dict[str, Any]] = field(default_factory=list)
     skipped: list[dict[str, Any]] = field(default_factory=list)
+    #: kind -> {n, hit_at_1, hit_at_5, mrr_at_10}, for question files that label their kinds.
+    by_kind: dict[str, dict[str, float]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -90,6 +95,7 @@ class EvaluationReport:
             "mrr_at_10": round(self.mrr_at_10, 4),
             "latency_ms_p50": round(self.latency_ms_p50, 2),
             "latency_ms_p95": round(self.latency_ms_p95, 2),
+            "by_kind": self.by_kind,
             "per_question": self.per_question,
             "skipped": self.skipped,
         }
@@ -117,6 +123,7 @@ def evaluate_local(questions: Sequence[Question], retrieve: Retriever) -> Evalua
             {
                 "id": question.id,
                 "question": question.question,
+                "kind": question.kind,
                 "rank": rank,
                 "expected": list(question.expected_naids),
                 "retrieved": retrieved[:10],
@@ -132,4 +139,22 @@ def evaluate_local(questions: Sequence[Question], retrieve: Retriever) -> Evalua
         latency_ms_p95=percentile(latencies, 95),
         per_question=per_question,
         skipped=skipped,
+        by_kind=metrics_by_kind(per_question),
     )
+
+
+def metrics_by_kind(per_question: Sequence[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """hit@1, hit@5 and MRR@10 of each kind of question (questions without a kind left out)."""
+    ranks_of: dict[str, list[int | None]] = {}
+    for row in per_question:
+        if row.get("kind"):
+            ranks_of.setdefault(str(row["kind"]), []).append(row["rank"])
+    return {
+        kind: {
+            "n": len(ranks),
+            "hit_at_1": round(hit_at(ranks, 1), 4),
+            "hit_at_5": round(hit_at(ranks, 5), 4),
+            "mrr_at_10": round(mrr_at(ranks, 10), 4),
+        }
+        for kind, ranks in sorted(ranks_of.items())
+    }

@@ -50,6 +50,25 @@ def test_evaluate_local_skips_global_questions() -> None:
     assert [s["id"] for s in report.skipped] == ["g"]
 
 
+def test_metrics_are_reported_per_kind_of_question(tmp_path: Path) -> None:
+    path = tmp_path / "q.jsonl"
+    lines = [
+        {"id": "i", "question": "volume 5", "expected_naids": [5], "kind": "identifier"},
+        {"id": "d", "question": "March 3, 1942", "expected_naids": [7], "kind": "date"},
+        {"id": "t", "question": "flood control", "expected_naids": [9]},
+    ]
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    questions = load_questions(path)
+    assert [q.kind for q in questions] == ["identifier", "date", ""]
+    answers = {"volume 5": [5], "March 3, 1942": [1, 7], "flood control": [9]}
+    report = evaluate_local(questions, lambda q: (answers[q], 1.0))
+    assert report.by_kind == {
+        "date": {"n": 1, "hit_at_1": 0.0, "hit_at_5": 1.0, "mrr_at_10": 0.5},
+        "identifier": {"n": 1, "hit_at_1": 1.0, "hit_at_5": 1.0, "mrr_at_10": 1.0},
+    }
+    assert report.to_dict()["by_kind"] == report.by_kind
+
+
 def test_question_file_errors_name_file_and_line(tmp_path: Path) -> None:
     path = tmp_path / "q.jsonl"
     path.write_text(
