@@ -88,7 +88,15 @@ def scale_run(
     dataset = generate_dataset(data_dir, records, opts.seed)
     log(f"scale {records}: generated {dataset['records']} records in {dataset['seconds']}s")
     build_opts = replace(opts, backend=STANDIN_BACKEND, onnx=False)
-    build = build_in_subprocess(settings, data_dir, work_dir, wipe=True, opts=build_opts, log=log)
+    build = build_in_subprocess(
+        settings,
+        data_dir,
+        work_dir,
+        wipe=True,
+        opts=build_opts,
+        profile_path=scratch / f"build-{records}.prof" if opts.profile else None,
+        log=log,
+    )
     server_pid = local_server_pid()
     embedder = StandinEmbedder()
     queries = local_queries(data_dir, work_dir, opts.local_queries, opts.seed)
@@ -135,6 +143,7 @@ def scale_run(
         "local_search": local,
         "global_search": global_,
         "asset_metadata": meta,
+        "profile_top": build.get("profile_top"),
         "seconds": round(time.perf_counter() - started, 1),
     }
     wipe_database(driver, settings.database)

@@ -5,9 +5,10 @@ reports, indexes, search) can be built and measured at 10^5-10^6 records on a sm
 (`nara-kg bench --scale N`). It is chosen with the embedding resource's backend `standin`
 (`NARA_KG_EMBEDDING_BACKEND=standin`).
 
-* **Vectors.** Each word unigram and bigram of the lower-cased text is hashed (blake2b) into one
-  of `dimension` buckets with a hashed sign (the "hashing trick"), and the sum is normalized to
-  unit length. Texts that share words get close vectors, so the vector index and the search
+* **Vectors.** Each word of the lower-cased text is hashed (blake2b, cached), each pair of
+  neighbouring words gets the mix of its two hashes (splitmix64), and every such feature adds
+  +-1 (a hashed sign) to one of `dimension` buckets (the "hashing trick"); the sum is normalized
+  to unit length. Texts that share words get close vectors, so the vector index and the search
   ranking work on realistic, not random, neighbourhoods. Deterministic across processes and
   machines (no salted `hash()`).
 * **Key.** `standin-hash:<dimension>`: stand-in vectors never count as a real model's, so a
@@ -21,10 +22,9 @@ reports, indexes, search) can be built and measured at 10^5-10^6 records on a sm
 from __future__ import annotations
 
 import hashlib
-import itertools
 import re
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -45,27 +45,65 @@ def standin_key(dimension: int = STANDIN_DIMENSION) -> str:
     return f"standin-hash:{dimension}"
 
 
-def _bucket(feature: str, dimension: int) -> tuple[int, float]:
-    digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
-    value = int.from_bytes(digest, "little")
-    return (value >> 1) % dimension, 1.0 if value & 1 else -1.0
+#: Odd 64-bit constants of splitmix64, to mix a bigram's two word hashes into one.
+_MIX_A = np.uint64(0x9E3779B97F4A7C15)
+_MIX_B = np.uint64(0xBF58476D1CE4E5B9)
+_MIX_C = np.uint64(0x94D049BB133111EB)
+
+
+#: Word hashes are kept between calls (a vocabulary is far smaller than the text); the cache is
+#: bounded, so its memory does not grow with the input.
+@lru_cache(maxsize=1 << 19)
+def _word_hash(word: str) -> int:
+    digest = hashlib.blake2b(word.encode("utf-8"), digest_size=8).digest()
+    return int.from_bytes(digest, "little")
+
+
+def _mix(values: np.ndarray) -> np.ndarray:
+    """splitmix64's finalizer: every input bit moves every output bit (uint64, wrapping)."""
+    values = values ^ (values >> np.uint64(30))
+    values = values * _MIX_B
+    values = values ^ (values >> np.uint64(27))
+    values = values * _MIX_C
+    return values ^ (values >> np.uint64(31))
+
+
+def hash_vectors(texts: list[str], dimension: int = STANDIN_DIMENSION) -> np.ndarray:
+    """One unit vector per text: each word and each pair of neighbouring words adds +-1 to one
+    bucket (a text without words gets one fixed bucket). All texts at once, in a few array
+    operations, so that the stand-in costs little next to what it is there to measure."""
+    count = len(texts)
+    if not count:
+        return np.zeros((0, dimension), dtype=np.float32)
+    hashes: list[int] = []
+    owners: list[int] = []
+    for row, text in enumerate(texts):
+        words = _WORD.findall(text.lower()) or ["\x00empty"]
+        hashes.extend(map(_word_hash, words))
+        owners.extend([row] * len(words))
+    unigrams = np.array(hashes, dtype=np.uint64)
+    unigram_rows = np.array(owners, dtype=np.intp)
+    # Pairs of neighbouring words within one text.
+    same_text = unigram_rows[:-1] == unigram_rows[1:]
+    with np.errstate(over="ignore"):
+        bigrams = _mix(unigrams[:-1] * _MIX_A + unigrams[1:])[same_text]
+    features = np.concatenate([unigrams, bigrams])
+    rows = np.concatenate([unigram_rows, unigram_rows[:-1][same_text]])
+    buckets = ((features >> np.uint64(1)) % np.uint64(dimension)).astype(np.intp)
+    signs = np.where(features & np.uint64(1), 1.0, -1.0)
+    vectors = np.bincount(rows * dimension + buckets, weights=signs, minlength=count * dimension)
+    vectors = vectors.reshape(count, dimension)
+    norms = np.linalg.norm(vectors, axis=1)
+    for row in np.flatnonzero(norms == 0.0):  # features that cancel out exactly
+        first = unigrams[np.flatnonzero(unigram_rows == row)[0]]
+        vectors[row, int(first % np.uint64(dimension))] = 1.0
+        norms[row] = 1.0
+    return (vectors / norms[:, None]).astype(np.float32)
 
 
 def hash_vector(text: str, dimension: int = STANDIN_DIMENSION) -> np.ndarray:
-    """The unit vector of one text (all zeros but one fixed bucket for a text without words)."""
-    vector = np.zeros(dimension, dtype=np.float32)
-    words = _WORD.findall(text.lower())
-    features = words + [f"{a} {b}" for a, b in itertools.pairwise(words)]
-    for feature in features or ["\x00empty"]:
-        index, sign = _bucket(feature, dimension)
-        vector[index] += sign
-    norm = float(np.linalg.norm(vector))
-    if norm == 0.0:  # features that cancel out exactly
-        index, _ = _bucket(text, dimension)
-        vector[index] = 1.0
-        norm = 1.0
-    vector /= norm
-    return vector
+    """The unit vector of one text (the same as its row of `hash_vectors`)."""
+    return hash_vectors([text], dimension)[0]
 
 
 @dataclass
@@ -91,6 +129,4 @@ class StandinEmbedder(Embedder):
         return len(text.split()) + _SPECIAL_TOKENS
 
     def encode(self, texts: list[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self.standin_dimension), dtype=np.float32)
-        return np.stack([hash_vector(text, self.standin_dimension) for text in texts])
+        return hash_vectors(list(texts), self.standin_dimension)
