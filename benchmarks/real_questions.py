@@ -1,0 +1,74 @@
+"""The labelled real-record question set (tests/data/real_record_questions.jsonl): the real NARA
+records are built into the database and every question is asked through local search, so the
+ranking is measured on records as NARA writes them (identifier, date, person/organization and
+topic questions, reported apart)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from benchmarks.build import build_in_subprocess
+from benchmarks.common import Log, open_driver, quiet
+from benchmarks.options import SuiteOptions
+from nara_kg.settings import PROJECT_ROOT, Neo4jSettings
+
+#: The question set written by hand from the real records (questions only, never their text).
+REAL_QUESTIONS = PROJECT_ROOT / "tests" / "data" / "real_record_questions.jsonl"
+#: Where the real records live beside the repository (not in it).
+REAL_EXPORT = PROJECT_ROOT.parent / "shared" / "data" / "nara" / "export"
+
+
+def evaluate_questions(
+    driver: Any, database: str, encode: Any, questions_path: Path
+) -> dict[str, Any]:
+    """hit@1, hit@5, MRR@10 (overall and per kind) of local search over a question file."""
+    from nara_kg.retrieval.evaluation import evaluate_local, load_questions
+    from nara_kg.retrieval.search import local_search
+
+    def retrieve(text: str) -> tuple[list[int], float]:
+        result = local_search(driver, database, encode, text, k=10)
+        return [hit.naId for hit in result.hits], result.latency_ms
+
+    report = evaluate_local(load_questions(questions_path), retrieve).to_dict()
+    report["misses"] = [
+        {key: row[key] for key in ("id", "kind", "rank", "expected", "retrieved")}
+        for row in report.pop("per_question")
+        if row["rank"] != 1
+    ]
+    report.pop("skipped")
+    return report
+
+
+def measure_real_questions(
+    settings: Neo4jSettings,
+    work_root: Path,
+    *,
+    export_dir: Path = REAL_EXPORT,
+    questions_path: Path = REAL_QUESTIONS,
+    opts: SuiteOptions | None = None,
+    log: Log = quiet,
+) -> dict[str, Any]:
+    """Build the real export (wiping the database) and evaluate the question set on it."""
+    if not export_dir.is_dir():
+        return {"skipped": f"no real export at {export_dir}"}
+    from nara_kg.embedding.encoder import Embedder
+
+    opts = opts or SuiteOptions()
+    build = build_in_subprocess(
+        settings, export_dir, work_root / "real-work", wipe=True, opts=opts, log=log
+    )
+    driver = open_driver(settings)
+    try:
+        embedder = Embedder(backend=opts.backend, device=opts.device)
+        embedder.encode(["warm-up"])
+        report = evaluate_questions(driver, settings.database, embedder.encode, questions_path)
+    finally:
+        driver.close()
+    report["build_seconds"] = build["seconds"]
+    report["questions_file"] = str(questions_path.relative_to(PROJECT_ROOT))
+    log(
+        f"real-record questions: hit@1 {report['hit_at_1']}, hit@5 {report['hit_at_5']}, "
+        f"MRR@10 {report['mrr_at_10']} over {report['n']}"
+    )
+    return report
