@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -36,6 +37,30 @@ def resolve_model_path(model: str) -> Path:
             "directory; models are never downloaded at run time"
         )
     return path.resolve()
+
+
+#: Modules after which the pooled vector keeps its dimension (a Dense layer would change it).
+_DIMENSION_KEEPING_MODULES = frozenset(
+    {
+        "sentence_transformers.models.Transformer",
+        "sentence_transformers.models.Pooling",
+        "sentence_transformers.models.Normalize",
+    }
+)
+
+
+def declared_dimension(path: Path) -> int | None:
+    """The output dimension a sentence-transformers model folder declares: the pooling layer's
+    word_embedding_dimension, when no module after it can change the dimension; else None."""
+    try:
+        modules = json.loads((path / "modules.json").read_text(encoding="utf-8"))
+        if any(m.get("type") not in _DIMENSION_KEEPING_MODULES for m in modules):
+            return None
+        pooling = next(m for m in modules if m.get("type", "").endswith(".Pooling"))
+        config = json.loads((path / pooling["path"] / "config.json").read_text(encoding="utf-8"))
+        return int(config["word_embedding_dimension"])
+    except (OSError, ValueError, KeyError, StopIteration, TypeError):
+        return None
 
 
 @dataclass
@@ -87,6 +112,11 @@ class Embedder:
 
     @cached_property
     def dimension(self) -> int:
+        # Stages that only copy or index vectors need the dimension, not the model: read it from
+        # the model's files when they say it plainly, and load the model only otherwise.
+        declared = declared_dimension(resolve_model_path(self.model))
+        if declared is not None:
+            return declared
         model = self._load()
         getter = getattr(model, "get_embedding_dimension", None) or (
             model.get_sentence_embedding_dimension
