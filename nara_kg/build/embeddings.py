@@ -109,10 +109,20 @@ def embed_pending(
                 release_free_memory()
                 log(f"embedded {result.embedded}/{total_pending} chunks")
 
+        # Rounds walk the chunkIds upwards from `after`; when they reach the end, one more
+        # pass from the start confirms nothing is left (a vector that did not land is found
+        # again, and the convergence check below still stops a run whose writes never land).
+        after = ""
         while True:
-            pending = embedding_cypher.fetch_pending(driver, database, embedder.key, round_size)
+            pending = embedding_cypher.fetch_pending(
+                driver, database, embedder.key, round_size, after
+            )
             if not pending:
-                break
+                if not after:
+                    break
+                after = ""
+                continue
+            after = str(pending[-1]["id"])
             found: list[tuple[dict[str, Any], Any]] = []
             missing: list[dict[str, Any]] = []
             for row in pending:

@@ -16,9 +16,15 @@ def embedding_key(model_key: str, text_hash: str) -> str:
     return f"{model_key}|{text_hash}"
 
 
+#: Pending chunks after `$after` in chunkId order. Every recordWithText node is a Chunk, and
+#: naming both labels lets the planner walk the chunkId constraint's index in order from
+#: `$after` and stop at `$limit`: a round reads its own rows, not every chunk (reading all of
+#: them and sorting, per round, made the step quadratic in the number of chunks).
 PENDING = f"""
-MATCH (c:{Label.RECORD_WITH_TEXT})
-WHERE c.{Prop.EMBEDDING_KEY} IS NULL OR c.{Prop.EMBEDDING_KEY} <> $model + '|' + c.{Prop.TEXT_HASH}
+MATCH (c:{Label.CHUNK}:{Label.RECORD_WITH_TEXT})
+WHERE c.{Prop.CHUNK_ID} > $after
+  AND (c.{Prop.EMBEDDING_KEY} IS NULL
+       OR c.{Prop.EMBEDDING_KEY} <> $model + '|' + c.{Prop.TEXT_HASH})
 RETURN c.{Prop.CHUNK_ID} AS id, c.{Prop.TEXT} AS text, c.{Prop.TEXT_HASH} AS hash,
        c.{Prop.FILE_NAME} AS file
 ORDER BY id
@@ -47,10 +53,11 @@ def count_pending(driver: Driver, database: str, model_key: str) -> int:
 
 
 def fetch_pending(
-    driver: Driver, database: str, model_key: str, limit: int
+    driver: Driver, database: str, model_key: str, limit: int, after: str = ""
 ) -> list[dict[str, Any]]:
+    """Up to `limit` pending chunks whose chunkId sorts after `after`, in chunkId order."""
     records, _, _ = driver.execute_query(
-        PENDING, model=model_key, limit=limit, database_=database, routing_="r"
+        PENDING, model=model_key, limit=limit, after=after, database_=database, routing_="r"
     )
     return [r.data() for r in records]
 

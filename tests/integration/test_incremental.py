@@ -93,8 +93,8 @@ def test_incremental_equals_full_rebuild_and_recovers_from_a_crash(
     real_fetch, real_write = embeddings.fetch_pending, embeddings.write_vectors
     writes = {"n": 0}
 
-    def small_pages(driver: Any, database: str, model_key: str, limit: int) -> Any:
-        return real_fetch(driver, database, model_key, min(limit, 40))
+    def small_pages(driver: Any, database: str, model_key: str, limit: int, after: str = "") -> Any:
+        return real_fetch(driver, database, model_key, min(limit, 40), after)
 
     def dying_write(*args: Any, **kwargs: Any) -> Any:
         writes["n"] += 1

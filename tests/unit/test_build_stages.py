@@ -49,11 +49,13 @@ def test_embedding_goes_longest_first_in_pages_and_writes_every_page(
     texts = {f"c{i}": "x" * ((i * 37) % 23 + 1) for i in range(10)}
     stored: dict[str, Any] = {}
 
-    def fetch_pending(driver: Any, database: str, model: str, limit: int) -> list[dict[str, Any]]:
+    def fetch_pending(
+        driver: Any, database: str, model: str, limit: int, after: str = ""
+    ) -> list[dict[str, Any]]:
         rows = [
             {"id": cid, "text": text, "hash": f"h{cid}"}
             for cid, text in sorted(texts.items())
-            if cid not in stored
+            if cid not in stored and cid > after
         ]
         return rows[:limit]
 
