@@ -58,10 +58,11 @@ def measure_local_search(
     driver: Any, database: str, embedder: Any, queries: list[str], k: int = 10
 ) -> dict[str, Any]:
     """Hybrid local search (as `nara-kg search` and the evaluation asset run it), per query."""
-    from nara_kg.retrieval.search import local_search
+    from nara_kg.retrieval.search import clear_query_vectors, local_search
 
     for query in queries[:10]:  # warm-up: model, driver pool, page cache, query plans
         local_search(driver, database, embedder.encode, query, k=k)
+    clear_query_vectors()  # every measured query encodes its vector
     latencies = [
         local_search(driver, database, embedder.encode, query, k=k).latency_ms for query in queries
     ]

@@ -20,8 +20,12 @@ from __future__ import annotations
 
 import re
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
+from functools import cache
+from threading import Lock
 from typing import Any
 
 from neo4j import Driver
@@ -189,6 +193,41 @@ def _filtered_candidates(
     return by_vector, by_text
 
 
+@cache
+def _background() -> ThreadPoolExecutor:
+    """Threads for the candidate queries that need no query vector (made on first use)."""
+    return ThreadPoolExecutor(max_workers=2, thread_name_prefix="local-search")
+
+
+#: Recent query vectors: the chat page asks and then searches the same words, and evaluation
+#: and dashboards repeat their questions. Keyed by the encoder, so models never mix.
+_QUERY_VECTOR_CACHE_SIZE = 1_024
+_query_vectors: OrderedDict[tuple[str, str], list[float]] = OrderedDict()
+_query_vectors_lock = Lock()
+
+
+def _query_vector(encode: Callable[[list[str]], Any], query: str) -> list[float]:
+    owner = getattr(encode, "__self__", encode)
+    key = (str(getattr(owner, "key", None) or id(owner)), query)
+    with _query_vectors_lock:
+        vector = _query_vectors.get(key)
+        if vector is not None:
+            _query_vectors.move_to_end(key)
+            return vector
+    vector = [float(x) for x in encode([query])[0]]
+    with _query_vectors_lock:
+        _query_vectors[key] = vector
+        while len(_query_vectors) > _QUERY_VECTOR_CACHE_SIZE:
+            _query_vectors.popitem(last=False)
+    return vector
+
+
+def clear_query_vectors() -> None:
+    """Forget the recent query vectors (the benchmark measures encoding, not the cache)."""
+    with _query_vectors_lock:
+        _query_vectors.clear()
+
+
 def require_query(text: str) -> str:
     """The query, or a QueryError when it has no word to search for."""
     if not _WORD.search(text or ""):
@@ -241,15 +280,20 @@ def local_search(
     require_query(query)
     started = time.perf_counter()
     n_candidates = max(k * CANDIDATES_PER_RESULT, 20)
-    vector = [float(x) for x in encode([query])[0]]
     if filters.active:
+        vector = _query_vector(encode, query)
         params = filter_parameters(driver, database, filters)
         by_vector, by_text = _filtered_candidates(
             driver, database, vector, lucene_query(query), n_candidates, params
         )
     else:
+        # The full-text side needs no vector: it runs while the query is encoded.
+        text_side = _background().submit(
+            cypher.fulltext_candidates, driver, database, lucene_query(query), n_candidates
+        )
+        vector = _query_vector(encode, query)
         by_vector = cypher.vector_candidates(driver, database, vector, n_candidates)
-        by_text = cypher.fulltext_candidates(driver, database, lucene_query(query), n_candidates)
+        by_text = text_side.result()
 
     # Rank records, not chunks: a record's best chunk stands for it in each list.
     def record_ranking(rows: list[dict[str, Any]]) -> tuple[list[str], dict[str, str]]:
