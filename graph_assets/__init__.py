@@ -6,7 +6,8 @@ module here. Per-file stages (one partition per input file): :mod:`graph_assets.
 downstream of every partition): :mod:`graph_assets.record_selection`,
 :mod:`graph_assets.graph_nodes`, :mod:`graph_assets.text_embeddings`,
 :mod:`graph_assets.vector_index`, :mod:`graph_assets.relationships` (next, includes and
-authority relationships), :mod:`graph_assets.graph_communities`,
+authority relationships), :mod:`graph_assets.entity_mentions`,
+:mod:`graph_assets.graph_communities`,
 :mod:`graph_assets.community_reports` and :mod:`graph_assets.retrieval_evaluation`. Shared
 settings and metadata helpers: :mod:`graph_assets.common`; the partitions:
 :mod:`graph_assets.partitions`. Each asset's description names the core function it calls.
@@ -17,6 +18,7 @@ import datetime as dt
 import dagster as dg
 
 from graph_assets.community_reports import community_reports
+from graph_assets.entity_mentions import entity_mentions
 from graph_assets.file_stages import FILE_ASSETS, FILE_SPECS, file_stages
 from graph_assets.graph_communities import graph_communities
 from graph_assets.graph_nodes import graph_nodes
@@ -39,6 +41,7 @@ GRAPH_WIDE_ASSETS = [
     next_relationships,
     includes_relationships,
     authority_relationships,
+    entity_mentions,
     graph_communities,
     community_reports,
 ]
@@ -91,6 +94,7 @@ __all__ = [
     "authority_relationships",
     "build_defs",
     "community_reports",
+    "entity_mentions",
     "file_stages",
     "graph_communities",
     "graph_nodes",

@@ -25,7 +25,8 @@ from resources import Neo4jResource
     group_name=GROUP,
     kinds=GRAPH_KINDS | {"gds"},
     owners=OWNERS,
-    deps=[includes_relationships, authority_relationships],
+    # entity_mentions by key: its module imports quality, which imports this asset's reports.
+    deps=[includes_relationships, authority_relationships, dg.AssetKey("entity_mentions")],
     retry_policy=NEO4J_RETRY,
     pool=NEO4J_WRITES_POOL,
     automation_condition=GRAPH_AUTOMATION,

@@ -21,6 +21,10 @@ Severity policy
     exactly what the Parquet says and search can use it.
   - ``community_reports_complete``: every Community node has a report
     (:func:`quality.checks.community_report_check` on the community_reports asset).
+  - ``entity_mentions_match_labels``: entity linking reaches precision >= 0.95 and recall >=
+    0.80 of (record, authority) pairs against ``mention_labels.jsonl`` beside the question file
+    (written by the demo generator; checked by the entity_mentions asset itself; skipped,
+    passing, when there is no label file).
 
 * **Advisory, WARN, not blocking** — the data is usable even when the check fails; people should
   look, the run goes on:
@@ -60,6 +64,8 @@ VECTOR_INDEX_ONLINE: Final = "vector_index_online"
 INCLUDES_CONSISTENT: Final = "includes_relationships_consistent"
 NEXT_CONSISTENT: Final = "next_relationships_consistent"
 COMMUNITY_REPORTS_COMPLETE: Final = "community_reports_complete"
+#: Entity linking against the demo generator's labels (yielded by the entity_mentions asset).
+ENTITY_MENTIONS_LABELS: Final = "entity_mentions_match_labels"
 # Retrieval quality (yielded by the retrieval_evaluation asset).
 RETRIEVAL_THRESHOLDS_CHECK: Final = "retrieval_meets_thresholds"
 
@@ -75,6 +81,7 @@ BLOCKING: Final[frozenset[str]] = frozenset(
         INCLUDES_CONSISTENT,
         NEXT_CONSISTENT,
         COMMUNITY_REPORTS_COMPLETE,
+        ENTITY_MENTIONS_LABELS,
     }
 )
 #: Advisory checks (not blocking, severity WARN).

@@ -29,6 +29,7 @@ from nara_kg.generation.llm import (
 from nara_kg.graph.connection import open_driver
 from nara_kg.ingest.layout import WorkLayout
 from nara_kg.ingest.records import DEFAULT_MAX_BODY_CHARS
+from nara_kg.linking.labels import LABELS_FILE
 from nara_kg.settings import (
     DEFAULT_DATA_DIR,
     DEFAULT_DATABASE,
@@ -203,6 +204,11 @@ class PipelinePaths(dg.ConfigurableResource):
         if self.questions_file:
             return Path(self.questions_file).expanduser().resolve()
         return self.data_path / "questions.jsonl"
+
+    @property
+    def mention_labels_path(self) -> Path:
+        """The demo generator's mention labels, beside the question file."""
+        return self.questions_path.with_name(LABELS_FILE)
 
 
 #: resource key -> (class, {field: environment variable}): the one table of bindings.

@@ -350,7 +350,10 @@ def search(query: str, k: int, as_json: bool, **filter_options: Any) -> None:
 )
 @click.option("--json", "as_json", is_flag=True)
 def evaluate(questions: Path, as_json: bool) -> None:
-    """Retrieval metrics over a question file: hit@1, hit@5, MRR@10, latency p50/p95."""
+    """Retrieval metrics over a question file: hit@1, hit@5, MRR@10, latency p50/p95; with
+    mention_labels.jsonl beside it, entity linking's precision and recall against it."""
+    from nara_kg.graph.mentions import record_mention_pairs
+    from nara_kg.linking.labels import LABELS_FILE, load_labels, score_labels
     from nara_kg.retrieval.evaluation import evaluate_local, load_questions
     from nara_kg.retrieval.search import local_search
 
@@ -364,6 +367,10 @@ def evaluate(questions: Path, as_json: bool) -> None:
             return [h.naId for h in result.hits], result.latency_ms
 
         report = evaluate_local(load_questions(questions), retrieve).to_dict()
+        labels = questions.with_name(LABELS_FILE)
+        if labels.exists():
+            pairs = record_mention_pairs(driver, database)
+            report["entity_linking"] = score_labels(pairs, load_labels(labels)).to_dict()
     if as_json:
         report["per_question_ranks"] = {q["id"]: q["rank"] for q in report["per_question"]}
         click.echo(json.dumps(report, indent=2, ensure_ascii=False))
@@ -373,6 +380,9 @@ def evaluate(questions: Path, as_json: bool) -> None:
     for kind, metrics in report["by_kind"].items():
         figures = "  ".join(f"{name} {value}" for name, value in metrics.items())
         click.echo(f"  {kind:14} {figures}")
+    if "entity_linking" in report:
+        figures = "  ".join(f"{k} {v}" for k, v in report["entity_linking"].items())
+        click.echo(f"entity linking   {figures}")
 
 
 @main.command("ask")

@@ -19,6 +19,7 @@ from nara_kg.demo.authorities import (
 )
 from nara_kg.demo.file_units import make_file_unit
 from nara_kg.demo.items import make_item
+from nara_kg.demo.labels import record_labels
 from nara_kg.demo.record_groups import make_collections, make_record_groups
 from nara_kg.demo.series import make_series
 from nara_kg.demo.text import record_line
@@ -90,6 +91,9 @@ def build_world(records: int, seed: int) -> World:
         # Shards interleave levels, as in the real export.
         rng.shuffle(entries)
         top.lines = [record_line(record, transcription) for record, transcription in entries]
-        for record, _ in entries:
+        for record, transcription in entries:
             world.counts[record["levelOfDescription"]] += 1
+            label = record_labels(world, record, transcription)
+            if label is not None:
+                world.labels.append(label)
     return world

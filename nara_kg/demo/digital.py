@@ -75,9 +75,15 @@ def noise(rng: random.Random, text: str) -> str:
 
 
 def transcription_text(
-    rng: random.Random, sender: Person, receiver: Person, topic: str, town: str
+    rng: random.Random,
+    sender: Person,
+    receiver: Person,
+    topic: str,
+    town: str,
+    used: set[str] | None = None,
 ) -> str:
-    """A volunteer's transcription of a letter (the export's `record_transcription`)."""
+    """A volunteer's transcription of a letter (the export's `record_transcription`); `used`:
+    see `text.sentence`."""
     salutation = "Madam" if receiver.female else "Sir"
-    body = paragraph(rng, f"{town} office", topic, town, rng.randint(2, 5))
+    body = paragraph(rng, f"{town} office", topic, town, rng.randint(2, 5), used)
     return f"Dear {salutation}:\n\n{body}\n\nRespectfully yours,\n{sender.full}"

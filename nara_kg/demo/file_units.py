@@ -6,9 +6,13 @@ from typing import Any
 
 from nara_kg.demo.descriptions import ancestor, restrictions, subject_refs
 from nara_kg.demo.digital import digital_objects
+from nara_kg.demo.labels import OCR, SCOPE, TITLE, note, prose_names, records_type_names
 from nara_kg.demo.text import export_date, sentence, title_case
 from nara_kg.demo.vocabulary import DOC_KINDS, FIRST_FEMALE, FIRST_MALE, LAST, MONTHS
 from nara_kg.demo.world import Series, World
+
+#: What an OCR page names (see `digital.ocr_text`).
+OCR_NAMES = ("office", "topic", "place")
 
 
 def make_file_unit(world: World, series: Series) -> dict[str, Any]:
@@ -36,6 +40,13 @@ def make_file_unit(world: World, series: Series) -> dict[str, Any]:
     else:
         title = f"Correspondence with the County Engineer of {town}, {year}"
     world.title_counts[title] += 1
+    title_names = {2: ("topic", "place"), 3: ("topic",), 4: ("place",), 5: ("place",)}
+    note(
+        world,
+        na_id,
+        TITLE,
+        prose_names(world, title_names.get(pattern, ()), "", series.topic, series.place, town),
+    )
     record: dict[str, Any] = {
         "naId": na_id,
         "levelOfDescription": "fileUnit",
@@ -65,11 +76,26 @@ def make_file_unit(world: World, series: Series) -> dict[str, Any]:
                 export_date(year, rng.randint(1, 12), rng.randint(1, 28)),
             )
         record["digitalObjects"] = digital_objects(world, na_id, rng.randint(1, 6), ocr)
+        if ocr is not None:
+            # The letterhead and subject line name the office, the town and the topic.
+            note(
+                world,
+                na_id,
+                OCR,
+                prose_names(world, OCR_NAMES, series.office, series.topic, series.place, town),
+            )
     if rng.random() < 0.12:
+        used = {"topic", "place"}
+        documents = f"{rng.choice(DOC_KINDS).lower()}s"
         record["scopeAndContentNote"] = (
-            f"This file contains {rng.choice(DOC_KINDS).lower()}s and notes about "
-            f"{series.topic.lower()} in {town}. " + sentence(rng, series.office, series.topic, town)
+            f"This file contains {documents} and notes about "
+            f"{series.topic.lower()} in {town}. "
+            + sentence(rng, series.office, series.topic, town, used)
         )
+        names = prose_names(world, used, series.office, series.topic, series.place, town)
+        # "telegrams", "memorandums": a records type's heading, when the data set has it.
+        names += records_type_names(world, documents.capitalize())
+        note(world, na_id, SCOPE, names)
     subjects = subject_refs(world, na_id, series.topic, series.place, 0.1)
     if subjects:
         record["subjects"] = subjects

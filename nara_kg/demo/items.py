@@ -6,6 +6,8 @@ from typing import Any
 
 from nara_kg.demo.descriptions import ancestor, authority_ref, physical, restrictions, subject_refs
 from nara_kg.demo.digital import digital_objects, transcription_text
+from nara_kg.demo.file_units import OCR_NAMES
+from nara_kg.demo.labels import OCR, SCOPE, TITLE, TRANSCRIPTION, note, prose_names
 from nara_kg.demo.text import export_date, human_date, paragraph, title_case
 from nara_kg.demo.vocabulary import CONTRIBUTOR_TYPES, DOC_KINDS
 from nara_kg.demo.world import Series, World
@@ -34,6 +36,15 @@ def make_item(
     else:
         title = f"{kind} on {subject} at {town}, {human_date(produced)}"
     world.title_counts[title] += 1
+    people = [(sender.na_id, sender.full), (receiver.na_id, receiver.full)]
+    note(
+        world,
+        na_id,
+        TITLE,
+        prose_names(world, ("topic", "place"), "", series.topic, series.place, town),
+    )
+    if kind == "Letter":
+        note(world, na_id, TITLE, people)
     ancestors = [
         ancestor(series.top.stub, 2 if file_unit is None else 3),
         ancestor(series.stub, 1 if file_unit is None else 2),
@@ -81,18 +92,24 @@ def make_item(
                 f"This {kind.lower()} from {sender.full} to {receiver.full}, dated "
                 f"{human_date(produced)}, concerns {series.topic.lower()} at {town}."
             )
+        used = {"topic", "place"}
         paragraphs = [
             opening,
-            paragraph(rng, series.office, series.topic, town, rng.randint(2, 4)),
+            paragraph(rng, series.office, series.topic, town, rng.randint(2, 4), used),
         ]
         if rng.random() < 0.4:
-            paragraphs.append(paragraph(rng, series.office, series.topic, town, 2))
+            paragraphs.append(paragraph(rng, series.office, series.topic, town, 2, used))
         record["scopeAndContentNote"] = "\n\n".join(paragraphs)
+        names = prose_names(world, used, series.office, series.topic, series.place, town)
+        note(world, na_id, SCOPE, names + ([] if kind == "Photograph" else people))
     has_ocr = False
     if rng.random() < 0.8:
         has_ocr = kind != "Photograph" and rng.random() < 0.45
         ocr = (series.office, series.topic, town, produced) if has_ocr else None
         record["digitalObjects"] = digital_objects(world, na_id, rng.randint(1, 4), ocr)
+        if ocr is not None:
+            names = prose_names(world, OCR_NAMES, series.office, series.topic, series.place, town)
+            note(world, na_id, OCR, names)
     if rng.random() < 0.15 and world.people:
         contributor = rng.choice(world.people)
         entries = [
@@ -126,10 +143,16 @@ def make_item(
         ]
     transcription = None
     if rng.random() < 0.1:
+        # The "office" of a transcription's prose is "<town> office": it names the town.
+        used = set()
         transcription = [
-            {"contribution": transcription_text(rng, sender, receiver, series.topic, town)}
+            {"contribution": transcription_text(rng, sender, receiver, series.topic, town, used)}
             for _ in range(rng.randint(1, 3))
         ]
+        if "office" in used:
+            used.add("place")
+        names = prose_names(world, used, "", series.topic, series.place, town)
+        note(world, na_id, TRANSCRIPTION, [*names, (sender.na_id, sender.full)])
     if has_ocr or kind in ("Letter", "Memorandum"):
         world.anchors.append(
             (

@@ -14,6 +14,15 @@ from nara_kg.demo.descriptions import (
     restrictions,
     subject_refs,
 )
+from nara_kg.demo.labels import (
+    SCOPE,
+    TITLE,
+    note,
+    office_names,
+    place_names,
+    records_type_names,
+    topic_names,
+)
 from nara_kg.demo.text import export_date, paragraph, title_case
 from nara_kg.demo.vocabulary import GENERAL_RECORDS_TYPES, TOPIC_ASPECTS, VARIANT_NUMBER_TYPES
 from nara_kg.demo.world import Org, Series, Top, World
@@ -49,6 +58,7 @@ def make_one_series(world: World, top: Top, entry_number: int) -> Series:
             place = next((t for t in world.towns if t.extra["town"] == org.town), place)
         topic = rng.choice(org.topics) if rng.random() < 0.75 else any_topic
         office = org.display
+        office_names(world, office, org, None)
         start = max(org.names[0].establish["year"], top.stub["inclusiveStartDate"]["year"])
         end = min(start + rng.randint(1, 15), top.stub["inclusiveEndDate"]["year"])
         end = max(start, end)
@@ -61,6 +71,7 @@ def make_one_series(world: World, top: Top, entry_number: int) -> Series:
         person = next(p for p in world.people if p.na_id == person_na_id)
         topic = any_topic
         office = f"office of {person.full}"
+        office_names(world, office, None, person)
         start = rng.randint(
             top.stub["inclusiveStartDate"]["year"], top.stub["inclusiveEndDate"]["year"]
         )
@@ -80,6 +91,19 @@ def make_one_series(world: World, top: Top, entry_number: int) -> Series:
     else:
         title = f"{records_type} Concerning {subject}, {start}-{end}"
     world.title_counts[title] += 1
+    title_names = {
+        0: ("records_type", "topic", "town"),
+        1: ("topic", "town"),
+        2: ("records_type", "town"),
+        3: ("topic", "town"),
+        4: ("records_type", "topic"),
+    }[pattern]
+    names = {
+        "records_type": records_type_names(world, records_type),
+        "topic": topic_names(world, topic),
+        "town": place_names(place, town),
+    }
+    note(world, na_id, TITLE, (n for key in title_names for n in names[key]))
     dates = (export_date(start, rng.randint(1, 12), rng.randint(1, 28)), export_date(end, end=True))
     stub = {
         "distance": 0,
@@ -105,6 +129,14 @@ def make_one_series(world: World, top: Top, entry_number: int) -> Series:
         record["scopeAndContentNote"] = series_scope(
             world, records_type, office, topic, town, start, end
         )
+        # Its first sentence names the records type, the office, the topic and the town.
+        note(
+            world,
+            na_id,
+            SCOPE,
+            (n for key in ("records_type", "topic", "town") for n in names[key]),
+        )
+        note(world, na_id, SCOPE, world.office_names[office])
     record["variantControlNumbers"] = [
         {
             "number": f"{rng.choice(('P', 'UD', 'A1', 'NC'))} {entry_number}",

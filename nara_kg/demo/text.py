@@ -14,6 +14,15 @@ from typing import Any, Final
 from nara_kg.demo.vocabulary import MONTHS, OBJECTS, QUALIFIERS, VERBS
 
 _SMALL_WORDS: Final = frozenset({"and", "of", "the", "in", "on", "at", "for", "to"})
+#: What each of `sentence`'s six patterns names.
+_SENTENCE_NAMES: Final[tuple[tuple[str, ...], ...]] = (
+    ("office",),
+    ("topic", "place"),
+    ("topic", "place"),
+    ("place",),
+    ("office",),
+    ("topic",),
+)
 
 
 def export_date(
@@ -89,9 +98,14 @@ def record_line(record: dict[str, Any], transcription: Any = None) -> str:
     return json.dumps(payload, ensure_ascii=False)
 
 
-def sentence(rng: random.Random, office: str, topic: str, place: str) -> str:
-    """One sentence of official prose about an office's work on a topic at a place."""
+def sentence(
+    rng: random.Random, office: str, topic: str, place: str, used: set[str] | None = None
+) -> str:
+    """One sentence of official prose about an office's work on a topic at a place; `used`
+    collects which of "office", "topic" and "place" it names (no extra draws)."""
     pattern = rng.randrange(6)
+    if used is not None:
+        used.update(_SENTENCE_NAMES[pattern])
     if pattern == 0:
         return f"The {office} {rng.choice(VERBS)} {rng.choice(OBJECTS)} {rng.choice(QUALIFIERS)}."
     if pattern == 1:
@@ -120,6 +134,13 @@ def sentence(rng: random.Random, office: str, topic: str, place: str) -> str:
     )
 
 
-def paragraph(rng: random.Random, office: str, topic: str, place: str, sentences: int) -> str:
-    """`sentences` sentences of official prose."""
-    return " ".join(sentence(rng, office, topic, place) for _ in range(sentences))
+def paragraph(
+    rng: random.Random,
+    office: str,
+    topic: str,
+    place: str,
+    sentences: int,
+    used: set[str] | None = None,
+) -> str:
+    """`sentences` sentences of official prose (`used`: see `sentence`)."""
+    return " ".join(sentence(rng, office, topic, place, used) for _ in range(sentences))

@@ -173,6 +173,12 @@ class World:
         self.used_headings: set[str] = set()
         #: Records written, by type (the summary's `records_by_type`).
         self.counts: Counter[str] = Counter()
+        #: The authorities each text names: description naId -> field -> {authority: surface}
+        #: (see `labels`); an office's prose name -> the authorities it names.
+        self.mentions: dict[int, dict[str, dict[int, str]]] = {}
+        self.office_names: dict[str, list[tuple[int, str]]] = {}
+        #: The label lines, one per labelled description, in the order of the shards.
+        self.labels: list[dict[str, Any]] = []
 
     # ---- ids -----------------------------------------------------------------------------
 

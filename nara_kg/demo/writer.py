@@ -16,6 +16,7 @@ from nara_kg.demo.authority_records import AUTHORITY_FOLDERS, authority_lines
 from nara_kg.demo.build import build_world
 from nara_kg.demo.questions import make_questions
 from nara_kg.demo.real_creators import real_creator_lines
+from nara_kg.linking.labels import LABELS_FILE
 
 SHARD_LINES: Final = 200
 MIN_RECORDS: Final = 40
@@ -40,11 +41,13 @@ _RECORD_TYPE_ORDER: Final = (
 
 @dataclass(frozen=True)
 class DemoDataSummary:
-    """What `generate_demo_data` wrote: the shard files, record counts and the questions."""
+    """What `generate_demo_data` wrote: the shard files, record counts, the questions and the
+    mention labels."""
 
     files: list[Path]
     records_by_type: dict[str, int]
     questions_path: Path
+    labels_path: Path
 
 
 def _shards(lines: list[str], size: int) -> Iterator[tuple[int, list[str]]]:
@@ -124,10 +127,13 @@ def generate_demo_data(
         _write(path, lines)
     questions_path = out_dir / QUESTIONS_FILE
     _write(questions_path, [json.dumps(q, ensure_ascii=False) for q in make_questions(world)])
+    labels_path = out_dir / LABELS_FILE
+    _write(labels_path, [json.dumps(label, ensure_ascii=False) for label in world.labels])
     return DemoDataSummary(
         files=sorted(path for path, _ in planned),
         records_by_type={
             kind: world.counts[kind] for kind in _RECORD_TYPE_ORDER if world.counts[kind]
         },
         questions_path=questions_path,
+        labels_path=labels_path,
     )

@@ -83,6 +83,12 @@ class WorkLayout:
     def vector_part(self, file_id: str) -> Path:
         return self.vectors_dir / f"{file_id}.vectors.parquet"
 
+    # ----------------------------------------------------------- entity_mentions (global)
+    @property
+    def mentions_cache(self) -> Path:
+        """Each chunk's mentions, keyed by its row, its record's context and the linker."""
+        return self.root / "mentions" / "mentions.parquet"
+
     def per_file_paths(self, file_id: str) -> tuple[Path, ...]:
         """Everything the per-file stages keep for one input file."""
         return (

@@ -63,6 +63,9 @@ class Rel(StrEnum):
     NEXT = "Next"
     INCLUDES = "Includes"
     IN_COMMUNITY = "IN_COMMUNITY"
+    #: An authority named in a chunk's text: the authority's first chunk -> the chunk
+    #: (entity_mentions; properties in `MentionProp`).
+    MENTIONED_IN = "MENTIONED_IN"
     # Authority relationships: one type per reference list, from the authority's first chunk to
     # the first chunk of the record that holds the reference.
     BROADER_TERM = "broaderTerm"
@@ -119,6 +122,16 @@ class Prop:
     EMBEDDING_KEY: Final = "embeddingKey"  # hash of text + model: re-embed only when it changes
     CHUNK_COUNT: Final = "chunkCount"
     ROW_HASH: Final = "rowHash"  # hash of the node's row: rewrite the node only when it changes
+    # Catalog codes, flattened from the record as the parser names them.
+    LOCAL_IDENTIFIER: Final = "localIdentifier"  # e.g. "210-CMB"
+    VARIANT_CONTROL_NUMBERS: Final = "number_variantControlNumbers"  # e.g. ["NWDNS-210-CMB"]
+
+
+class MentionProp:
+    """Properties of MENTIONED_IN relationships."""
+
+    COUNT: Final = "count"  # occurrences of the authority in the chunk
+    SURFACE: Final = "surface"  # the spelling used most, as written in the text
 
 
 class CommunityProp:

@@ -288,8 +288,34 @@ def test_questions_point_at_known_distinctive_records(
 def test_rerun_removes_shards_it_no_longer_writes(tmp_path: Path) -> None:
     generate_demo_data(tmp_path, records=600, seed=3)
     smaller = generate_demo_data(tmp_path, records=60, seed=3)
-    on_disk = sorted(p for p in tmp_path.rglob("*.jsonl") if p.name != "questions.jsonl")
+    on_disk = sorted(
+        p
+        for p in tmp_path.rglob("*.jsonl")
+        if p not in (smaller.questions_path, smaller.labels_path)
+    )
     assert on_disk == smaller.files
+
+
+def test_mention_labels_name_authorities_the_text_carries(
+    demo: tuple[Path, DemoDataSummary], parsed: list[ParsedRecord | Rejected]
+) -> None:
+    """Every label names an authority of the data set by a surface its record's text holds."""
+    _, summary = demo
+    records = records_of(parsed)
+    lines = [json.loads(line) for line in summary.labels_path.read_text().splitlines()]
+    assert len(lines) > 100
+    labelled = 0
+    for line in lines:
+        record = records[line["naId"]]
+        assert record.node_type in ("series", "fileUnit", "item")
+        text = f"{record.title} {record.body_text or ''}".lower()
+        for mention in line["mentions"]:
+            assert records[mention["authority"]].record_kind == "authority"
+            labelled += 1
+            # OCR noise may garble some copies, never every word of the name.
+            words = mention["surface"].lower().split()
+            assert any(w in text for w in words), (line, mention)
+    assert labelled > len(lines)
 
 
 def test_too_few_records_is_an_error(tmp_path: Path) -> None:

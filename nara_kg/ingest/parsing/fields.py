@@ -533,7 +533,7 @@ FIELDS_BY_TYPE: Final[dict[str, dict[str, FieldSpec]]] = {
     "topicalSubject": TOPICAL_SUBJECT_FIELDS,
 }
 
-#: The field holding each type's body text (items and fileUnits: see `parse._body_text`).
+#: The field holding each type's body text (items and fileUnits: see `parse.body_text`).
 BODY_TEXT_FIELD: Final[dict[str, str]] = {
     "series": "scopeAndContentNote",
     "recordGroup": "scopeAndContentNote",

@@ -230,7 +230,7 @@ def _joined(texts: Iterable[Any]) -> str:
     return "\n\n".join(t.strip() for t in texts if isinstance(t, str) and t.strip())
 
 
-def _body_text(record: Mapping[str, Any], node_type: str, transcription: Any) -> str | None:
+def body_text(record: Mapping[str, Any], node_type: str, transcription: Any) -> str | None:
     if node_type in ("item", "fileUnit"):
         objects = record.get("digitalObjects") or []
         candidates = [
@@ -360,7 +360,7 @@ def flatten_record(
         node_type=node_type,
         record_kind=kind,
         properties=properties,
-        body_text=_body_text(record, node_type, transcription),
+        body_text=body_text(record, node_type, transcription),
         title=title,
         parent_na_id=parent_na_id,
         parent_title=parent_title,

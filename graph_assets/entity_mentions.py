@@ -1,0 +1,124 @@
+"""The entity_mentions asset: authority records named in chunk text, as MENTIONED_IN
+relationships written by difference, with its blocking check against the demo generator's
+labels (named in :mod:`quality.names`)."""
+
+from collections.abc import Iterator
+from typing import Any
+
+import dagster as dg
+
+from graph_assets.common import (
+    GRAPH_AUTOMATION,
+    GRAPH_KINDS,
+    GROUP,
+    NEO4J_RETRY,
+    NEO4J_WRITES_POOL,
+    OWNERS,
+    counts_table,
+    table,
+    timed,
+)
+from graph_assets.graph_nodes import graph_nodes
+from nara_kg.build import mentions as build_mentions
+from nara_kg.linking.labels import MIN_PRECISION, MIN_RECALL
+from quality.names import ENTITY_MENTIONS_LABELS, is_blocking, severity
+from resources import Neo4jResource, PipelinePaths
+
+
+@dg.asset(
+    group_name=GROUP,
+    kinds=GRAPH_KINDS,
+    owners=OWNERS,
+    deps=[graph_nodes],
+    retry_policy=NEO4J_RETRY,
+    pool=NEO4J_WRITES_POOL,
+    automation_condition=GRAPH_AUTOMATION,
+    check_specs=[
+        dg.AssetCheckSpec(
+            ENTITY_MENTIONS_LABELS,
+            asset="entity_mentions",
+            description=(
+                f"precision >= {MIN_PRECISION} and recall >= {MIN_RECALL} of (record, "
+                "authority) pairs against mention_labels.jsonl (skipped without one)"
+            ),
+            blocking=is_blocking(ENTITY_MENTIONS_LABELS),
+        )
+    ],
+    description=(
+        "`MENTIONED_IN {count, surface}`: authority first chunk -> each chunk whose text names "
+        "the authority (heading, variant and former names, inverted person names; "
+        "Aho-Corasick over normalized forms, shared forms settled by the record's context or "
+        "left unlinked). Incremental: each chunk's mentions are cached by row hash, context "
+        "and linker fingerprint. Core: nara_kg.build.mentions.sync_entity_mentions."
+    ),
+)
+def entity_mentions(
+    context: dg.AssetExecutionContext, neo4j: Neo4jResource, paths: PipelinePaths
+) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
+    metadata: dict[str, Any] = {}
+    labels_path = paths.mention_labels_path
+    with timed(metadata):
+        result = build_mentions.sync_entity_mentions(
+            neo4j.get_driver(), neo4j.database, paths.layout, labels_path=labels_path
+        )
+    sync = result.sync
+    context.log.info(
+        f"{result.mentions} mentions in {result.chunks_with_mentions}/{result.chunks} chunks; "
+        f"relinked {result.relinked}, reused {result.reused}"
+    )
+    label_metadata: dict[str, Any] = {"labels_file_found": result.labels is not None}
+    if result.labels is not None:
+        label_metadata.update(
+            {
+                "label_precision": dg.MetadataValue.float(round(result.labels.precision, 4)),
+                "label_recall": dg.MetadataValue.float(round(result.labels.recall, 4)),
+                "labelled_records": result.labels.records,
+            }
+        )
+    yield dg.MaterializeResult(
+        metadata={
+            **metadata,
+            "link_seconds": dg.MetadataValue.float(round(result.link_seconds, 3)),
+            "authorities": result.authorities,
+            "surface_forms": result.surface_forms,
+            "mentions": result.mentions,
+            "mentions_by_type": counts_table(dict(result.by_type)),
+            "chunks": result.chunks,
+            "chunks_with_mentions": result.chunks_with_mentions,
+            "share_chunks_with_mentions": dg.MetadataValue.float(
+                round(result.share_with_mentions, 4)
+            ),
+            "ambiguous_unlinked": result.ambiguous_total,
+            "ambiguous_sample": table(result.ambiguous),
+            "chunks_relinked": result.relinked,
+            "chunks_reused": result.reused,
+            "relationships": sync.desired if sync else 0,
+            "added": sync.added if sync else 0,
+            "updated": sync.updated if sync else 0,
+            "removed": sync.removed if sync else 0,
+            "linker_fingerprint": result.fingerprint[:16],
+            **label_metadata,
+        }
+    )
+    if result.labels is None:
+        yield dg.AssetCheckResult(
+            check_name=ENTITY_MENTIONS_LABELS,
+            passed=True,
+            severity=severity(ENTITY_MENTIONS_LABELS),
+            description=f"skipped: no mention label file at {labels_path}",
+            metadata={"skipped": True},
+        )
+        return
+    score = result.labels
+    yield dg.AssetCheckResult(
+        check_name=ENTITY_MENTIONS_LABELS,
+        passed=score.passed,
+        severity=severity(ENTITY_MENTIONS_LABELS),
+        metadata={
+            **score.to_dict(),
+            "min_precision": MIN_PRECISION,
+            "min_recall": MIN_RECALL,
+            "false_positive_sample": str(list(score.false_positive_sample)),
+            "false_negative_sample": str(list(score.false_negative_sample)),
+        },
+    )

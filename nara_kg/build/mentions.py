@@ -1,0 +1,297 @@
+"""entity_mentions: authority records named in chunk text, written as MENTIONED_IN by difference.
+
+The linker (:mod:`nara_kg.linking`) is built from the authority records among the chosen
+chunks (their first chunks' properties: heading, useFor, variant and former names, dates). Each
+chunk is linked with its record's context: the authorities the record cites, those its ancestors
+cite, and its dates. The "Part of:" line of a chunk's header names the parent record, not this
+one, so it is blanked before linking (same length: offsets stay valid).
+
+Incremental: each chunk's mentions are kept in `WorkLayout.mentions_cache`, keyed by the chunk's
+row hash, its record's context and the linker's fingerprint; a chunk whose key is unchanged is
+not linked again, so editing one chunk, or one authority's names, re-links only what changed
+(an authority change changes the fingerprint, which re-links every chunk: the forms of every
+chunk may now resolve differently).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from neo4j import Driver
+
+from nara_kg.graph.mentions import MentionSync, sync_mentions
+from nara_kg.ingest.layout import WorkLayout
+from nara_kg.ingest.stages.chunks import iter_chunks
+from nara_kg.ingest.stages.common import write_table
+from nara_kg.ingest.stages.record_selection import read_aliases
+from nara_kg.linking.authorities import Authority, authority_from_properties
+from nara_kg.linking.labels import LabelScore, load_labels, score_labels
+from nara_kg.linking.linker import ChunkText, EntityLinker
+from nara_kg.model.schema import AUTHORITY_TYPES, Prop, chunk_id
+from nara_kg.model.tables import Col
+
+#: The header line that names the parent record (see `nara_kg.ingest.chunking.build_header`).
+PARENT_LINE: Final = "Part of: "
+#: Unlinked ambiguous surfaces shown in the sample table.
+AMBIGUOUS_SAMPLE: Final = 20
+
+_CACHE_SCHEMA: Final = pa.schema(
+    [
+        pa.field("chunkId", pa.string(), nullable=False),
+        pa.field("key", pa.string(), nullable=False),
+        # JSON: [[authority naId, authority type, surface, count], ...]
+        pa.field("mentions", pa.string(), nullable=False),
+        # JSON: [[surface, [candidate naIds], count], ...]
+        pa.field("ambiguous", pa.string(), nullable=False),
+    ]
+)
+
+#: One mention as cached and written: (authority naId, authority type, surface, count).
+CachedMention = tuple[int, str, str, int]
+CachedAmbiguous = tuple[str, tuple[int, ...], int]
+
+
+@dataclass(frozen=True, slots=True)
+class _Record:
+    references: frozenset[int]
+    ancestors: tuple[int, ...]
+    years: tuple[int | None, int | None] | None
+
+
+@dataclass
+class MentionsResult:
+    """What one run found and wrote."""
+
+    authorities: int = 0
+    surface_forms: int = 0
+    fingerprint: str = ""
+    chunks: int = 0
+    chunks_with_mentions: int = 0
+    relinked: int = 0
+    reused: int = 0
+    by_type: Counter[str] = field(default_factory=Counter)
+    ambiguous: list[dict[str, Any]] = field(default_factory=list)
+    ambiguous_total: int = 0
+    #: (record naId, authority naId) pairs, for the label check.
+    record_pairs: set[tuple[int, int]] = field(default_factory=set)
+    sync: MentionSync | None = None
+    labels: LabelScore | None = None
+    link_seconds: float = 0.0
+
+    @property
+    def mentions(self) -> int:
+        return sum(self.by_type.values())
+
+    @property
+    def share_with_mentions(self) -> float:
+        return self.chunks_with_mentions / self.chunks if self.chunks else 0.0
+
+
+def linkable_text(text: str) -> str:
+    """The chunk text with the header's parent line blanked (same length)."""
+    head, separator, body = text.partition("\n\n")
+    lines = [" " * len(line) if line.startswith(PARENT_LINE) else line for line in head.split("\n")]
+    return "\n".join(lines) + separator + body
+
+
+def record_years(props: Mapping[str, Any]) -> tuple[int | None, int | None] | None:
+    """The earliest and latest year of the record's `logicalDate_*` properties, or None."""
+    years: list[int] = []
+    for key, value in props.items():
+        if not key.startswith("logicalDate_"):
+            continue
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, str) and len(item) >= 4 and item[:4].isdigit():
+                years.append(int(item[:4]))
+    return (min(years), max(years)) if years else None
+
+
+def _cache_key(row_hash: str, context: str, fingerprint: str) -> str:
+    return hashlib.sha256(f"{row_hash}|{context}|{fingerprint}".encode()).hexdigest()
+
+
+def _read_cache(path: Path) -> dict[str, tuple[str, str, str]]:
+    if not path.exists():
+        return {}
+    table = pq.read_table(path)
+    return {
+        chunk: (key, mentions, ambiguous)
+        for chunk, key, mentions, ambiguous in zip(
+            table["chunkId"].to_pylist(),
+            table["key"].to_pylist(),
+            table["mentions"].to_pylist(),
+            table["ambiguous"].to_pylist(),
+            strict=True,
+        )
+    }
+
+
+def _context(record: _Record | None, records: Mapping[int, _Record]) -> tuple[frozenset[int], str]:
+    """The ancestors' authorities, and a digest of everything the record lends to linking."""
+    if record is None:
+        return frozenset(), ""
+    ancestors: set[int] = set()
+    for ancestor in record.ancestors:
+        found = records.get(ancestor)
+        if found is not None:
+            ancestors |= found.references
+    digest = json.dumps([sorted(record.references), sorted(ancestors), record.years])
+    return frozenset(ancestors), digest
+
+
+def build_linker(
+    rows: Iterable[Mapping[str, Any]], aliases: Mapping[int, int]
+) -> tuple[EntityLinker, list[Authority]]:
+    """The linker over the authority records among `rows` (first chunks). An organization name's
+    own naId (an alias) is not an authority of its own: its organization carries its names."""
+    authorities: list[Authority] = []
+    for row in rows:
+        if row[Col.NODE_TYPE] not in AUTHORITY_TYPES or row[Col.NA_ID] in aliases:
+            continue
+        authority = authority_from_properties(json.loads(row[Col.PROPS]))
+        if authority is not None:
+            authorities.append(authority)
+    return EntityLinker.from_authorities(authorities), authorities
+
+
+def _aliases(layout: WorkLayout) -> dict[int, int]:
+    return read_aliases(layout) if layout.aliases.exists() else {}
+
+
+def link_mentions(layout: WorkLayout, *, labels_path: Path | None = None) -> MentionsResult:
+    """Every chosen chunk's mentions (cached chunks reused), the cache rewritten; no Neo4j."""
+    rows = list(
+        iter_chunks(
+            layout,
+            [
+                Col.CHUNK_ID,
+                Col.NA_ID,
+                Col.CHUNK_SEQ_ID,
+                Col.NODE_TYPE,
+                Col.TEXT,
+                Col.PROPS,
+                Col.ROW_HASH,
+                Col.REFERENCES,
+            ],
+        )
+    )
+    aliases = _aliases(layout)
+    firsts = [row for row in rows if row[Col.CHUNK_SEQ_ID] == 0]
+    linker, authorities = build_linker(firsts, aliases)
+    records: dict[int, _Record] = {}
+    for row in firsts:
+        props = json.loads(row[Col.PROPS])
+        references = frozenset(
+            aliases.get(int(na_id), int(na_id))
+            for _, na_id, *_ in json.loads(row[Col.REFERENCES] or "[]")
+        )
+        ancestors = props.get(Prop.ANCESTORS) or []
+        records[row[Col.NA_ID]] = _Record(
+            references,
+            tuple(a for a in ancestors if isinstance(a, int)),
+            None if row[Col.NODE_TYPE] in AUTHORITY_TYPES else record_years(props),
+        )
+    result = MentionsResult(
+        authorities=len(authorities),
+        surface_forms=len(linker.matcher),
+        fingerprint=linker.fingerprint(),
+    )
+    cache = _read_cache(layout.mentions_cache)
+    out: list[dict[str, str]] = []
+    started = time.perf_counter()
+    for row in rows:
+        record = records.get(row[Col.NA_ID])
+        ancestor_authorities, digest = _context(record, records)
+        key = _cache_key(row[Col.ROW_HASH], digest, result.fingerprint)
+        cached = cache.get(row[Col.CHUNK_ID])
+        if cached is not None and cached[0] == key:
+            mentions_json, ambiguous_json = cached[1], cached[2]
+            result.reused += 1
+        else:
+            found, unresolved = linker.link(
+                ChunkText(
+                    row[Col.CHUNK_ID],
+                    linkable_text(row[Col.TEXT]),
+                    row[Col.NA_ID],
+                    record.references if record else frozenset(),
+                    ancestor_authorities,
+                    record.years if record else None,
+                )
+            )
+            mentions_json = json.dumps(
+                [[m.authority_na_id, m.authority_type, m.surface, m.count] for m in found],
+                ensure_ascii=False,
+            )
+            ambiguous_json = json.dumps(
+                [[a.surface, list(a.candidates), a.count] for a in unresolved],
+                ensure_ascii=False,
+            )
+            result.relinked += 1
+        out.append(
+            {
+                "chunkId": row[Col.CHUNK_ID],
+                "key": key,
+                "mentions": mentions_json,
+                "ambiguous": ambiguous_json,
+            }
+        )
+        _count(result, row, json.loads(mentions_json), json.loads(ambiguous_json))
+    result.link_seconds = time.perf_counter() - started
+    layout.mentions_cache.parent.mkdir(parents=True, exist_ok=True)
+    write_table(pa.Table.from_pylist(out, schema=_CACHE_SCHEMA), layout.mentions_cache)
+    if labels_path is not None and labels_path.exists():
+        result.labels = score_labels(result.record_pairs, load_labels(labels_path))
+    return result
+
+
+def _count(
+    result: MentionsResult,
+    row: Mapping[str, Any],
+    mentions: list[list[Any]],
+    ambiguous: list[list[Any]],
+) -> None:
+    result.chunks += 1
+    result.chunks_with_mentions += bool(mentions)
+    for authority, kind, _surface, _count_in_chunk in mentions:
+        result.by_type[kind] += 1
+        result.record_pairs.add((row[Col.NA_ID], authority))
+    for surface, candidates, count in ambiguous:
+        result.ambiguous_total += 1
+        if len(result.ambiguous) < AMBIGUOUS_SAMPLE:
+            result.ambiguous.append(
+                {
+                    "chunkId": row[Col.CHUNK_ID],
+                    "surface": surface,
+                    "candidates": ", ".join(map(str, candidates)),
+                    "count": count,
+                }
+            )
+
+
+def desired_mentions(layout: WorkLayout) -> dict[tuple[str, str], tuple[int, str]]:
+    """(authority's first chunk, chunk) -> (count, surface), from the cache `link_mentions`
+    wrote (for the chunks still chosen)."""
+    cache = _read_cache(layout.mentions_cache)
+    desired: dict[tuple[str, str], tuple[int, str]] = {}
+    for chunk, (_key, mentions_json, _ambiguous) in cache.items():
+        for authority, _kind, surface, count in json.loads(mentions_json):
+            desired[(chunk_id(authority, 0), chunk)] = (count, surface)
+    return desired
+
+
+def sync_entity_mentions(
+    driver: Driver, database: str, layout: WorkLayout, *, labels_path: Path | None = None
+) -> MentionsResult:
+    """Link every chunk (incrementally) and make the graph's MENTIONED_IN equal the result."""
+    result = link_mentions(layout, labels_path=labels_path)
+    result.sync = sync_mentions(driver, database, desired_mentions(layout))
+    return result

@@ -1,0 +1,121 @@
+"""entity_mentions without Neo4j: linking the demo's chunks, the label score, the per-chunk
+cache (an edited chunk is the only one re-linked), and the pure helpers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from nara_kg.build.mentions import (
+    desired_mentions,
+    link_mentions,
+    linkable_text,
+    record_years,
+)
+from nara_kg.demo import generate_demo_data
+from nara_kg.embedding.standin import StandinEmbedder
+from nara_kg.ingest.layout import WorkLayout
+from nara_kg.ingest.stages.chunks import chunk_records, iter_chunks
+from nara_kg.ingest.stages.raw_jsonl import scan_inputs
+from nara_kg.ingest.stages.record_selection import parse_inputs
+from nara_kg.linking.labels import LABELS_FILE, load_labels, score_labels
+from nara_kg.model.schema import chunk_id
+from nara_kg.model.tables import Col
+
+
+def _stages(data: Path, work: Path) -> WorkLayout:
+    layout = WorkLayout(work)
+    layout.ensure()
+    files = scan_inputs(data, layout)
+    parse_inputs(data, files, layout)
+    embedder = StandinEmbedder()
+    chunk_records(
+        files,
+        layout,
+        count_tokens=embedder.count_tokens,
+        max_tokens=embedder.max_tokens,
+        chunker_key=embedder.key,
+    )
+    return layout
+
+
+@pytest.fixture(scope="module")
+def demo_layout(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, WorkLayout]:
+    root = tmp_path_factory.mktemp("mentions")
+    generate_demo_data(root / "data", records=400, seed=7)
+    return root / "data", _stages(root / "data", root / "work")
+
+
+def test_linkable_text_blanks_the_parent_line_only() -> None:
+    text = "Title: A\nType: item\nPart of: Larch Basin Papers\nDates: 1950\n\nPart of: body"
+    linked = linkable_text(text)
+    assert len(linked) == len(text)
+    assert "Larch" not in linked and linked.endswith("Part of: body")
+
+
+def test_record_years_reads_every_logical_date() -> None:
+    props = {"logicalDate_productionDates": ["1957-01-01"], "logicalDate_x": "1949-12-31"}
+    assert record_years(props) == (1949, 1957)
+    assert record_years({"title": "x"}) is None
+
+
+def test_score_labels_counts_labelled_records_only() -> None:
+    score = score_labels({(1, 10), (1, 11), (2, 10), (3, 99)}, {1: {10, 12}, 2: set()})
+    assert (score.true_positives, score.false_positives, score.false_negatives) == (1, 2, 1)
+    assert score.precision == pytest.approx(1 / 3) and score.recall == pytest.approx(0.5)
+
+
+def test_demo_mentions_meet_the_label_thresholds(demo_layout: tuple[Path, WorkLayout]) -> None:
+    data, layout = demo_layout
+    result = link_mentions(layout, labels_path=data / LABELS_FILE)
+    assert result.labels is not None and result.labels.passed, result.labels
+    assert result.labels.precision >= 0.95 and result.labels.recall >= 0.80
+    assert {"person", "organization", "geographicPlaceName", "topicalSubject"} <= set(
+        result.by_type
+    )
+    assert result.share_with_mentions > 0.5
+    # The pairs found are the ones written as relationships.
+    assert desired_mentions(layout)
+
+
+def test_rerun_reuses_and_an_edited_chunk_alone_is_relinked(
+    demo_layout: tuple[Path, WorkLayout],
+) -> None:
+    _, layout = demo_layout
+    before_result = link_mentions(layout)
+    before = desired_mentions(layout)
+    again = link_mentions(layout)
+    assert again.relinked == 0 and again.reused == before_result.chunks
+    # Edit one item chunk: its text now names a person it did not name before.
+    labels = load_labels(layout.root.parent / "data" / LABELS_FILE)
+    person = next(
+        row
+        for row in iter_chunks(layout, [Col.NA_ID, Col.NODE_TYPE, Col.PROPS, Col.CHUNK_SEQ_ID])
+        if row[Col.NODE_TYPE] == "person" and row[Col.CHUNK_SEQ_ID] == 0
+    )
+    person_props = json.loads(person[Col.PROPS])
+    last, first = person_props["heading"].split(",")[:2]
+    name = f"{first.strip()} {last.strip()}"
+    target_record = next(r for r, names in labels.items() if person[Col.NA_ID] not in names)
+    target = chunk_id(target_record, 0)
+    part = next(
+        p
+        for p in sorted(layout.chunks_dir.glob("*.chunks.parquet"))
+        if target in pq.read_table(p, columns=[Col.CHUNK_ID])[Col.CHUNK_ID].to_pylist()
+    )
+    table = pq.read_table(part)
+    rows = table.to_pylist()
+    for row in rows:
+        if row[Col.CHUNK_ID] == target:
+            row[Col.TEXT] = f"{row[Col.TEXT]}\n\nSigned by {name}."
+            row[Col.ROW_HASH] = "edited-" + row[Col.ROW_HASH]
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), part)
+    edited = link_mentions(layout)
+    assert edited.relinked == 1
+    after = desired_mentions(layout)
+    changed = {edge for edge in before.keys() | after.keys() if before.get(edge) != after.get(edge)}
+    assert changed == {(chunk_id(person[Col.NA_ID], 0), target)}
