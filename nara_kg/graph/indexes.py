@@ -11,8 +11,15 @@ from nara_kg.model.schema import Index, Label, Prop
 
 #: Properties the full-text index reads. Titles are a field of their own besides `text` (which
 #: repeats them in its header): BM25 then rewards a match in the short title field, which is what
-#: tells "Volume 528, May 1942" from its many near-identical neighbours.
-FULLTEXT_PROPERTIES: tuple[str, ...] = (Prop.TEXT, Prop.TITLE, Prop.HEADING)
+#: tells "Volume 528, May 1942" from its many near-identical neighbours. Local identifiers and
+#: variant control numbers ("210-CMB", "A1 37-A") are in no text, and archivists ask by them.
+FULLTEXT_PROPERTIES: tuple[str, ...] = (
+    Prop.TEXT,
+    Prop.TITLE,
+    Prop.HEADING,
+    Prop.LOCAL_IDENTIFIER,
+    Prop.VARIANT_CONTROL_NUMBERS,
+)
 
 SHOW_INDEX = """
 SHOW INDEXES YIELD name, type, state, populationPercent, labelsOrTypes, properties, options

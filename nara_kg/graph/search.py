@@ -317,9 +317,31 @@ UNWIND $naIds AS wanted
 MATCH (first:{Label.CHUNK} {{{Prop.NA_ID}: wanted, {Prop.CHUNK_SEQ_ID}: 0}})
 RETURN wanted AS naId, first.{Prop.CHUNK_ID} AS chunkId,
        coalesce(first.{Prop.TITLE}, first.{Prop.HEADING}) AS title,
-       {_own_start("first")} AS dateStart, {_own_end("first")} AS dateEnd
+       first.{Prop.NODE_TYPE} AS nodeType,
+       {_own_start("first")} AS dateStart, {_own_end("first")} AS dateEnd,
+       [first.{Prop.LOCAL_IDENTIFIER}] + coalesce(first.{Prop.VARIANT_CONTROL_NUMBERS}, [])
+           AS codes
 """
 
 
 def candidate_facts(driver: Driver, database: str, na_ids: list[int]) -> list[dict[str, Any]]:
     return list(read_all(driver, database, CANDIDATE_FACTS, naIds=na_ids))
+
+
+#: Records that begin within a range of days (the range index on the start date answers it).
+STARTING_WITHIN = f"""
+MATCH (first:{Label.CHUNK})
+WHERE first.{Prop.INCLUSIVE_START_DATE} >= $fromDate
+  AND first.{Prop.INCLUSIVE_START_DATE} <= $toDate
+  AND first.{Prop.CHUNK_SEQ_ID} = 0
+RETURN first.{Prop.NA_ID} AS naId
+LIMIT $k
+"""
+
+
+def starting_within(
+    driver: Driver, database: str, from_date: str, to_date: str, k: int
+) -> list[dict[str, Any]]:
+    return list(
+        read_all(driver, database, STARTING_WITHIN, fromDate=from_date, toDate=to_date, k=k)
+    )

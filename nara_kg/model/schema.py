@@ -125,6 +125,7 @@ class Prop:
     # Catalog codes, flattened from the record as the parser names them.
     LOCAL_IDENTIFIER: Final = "localIdentifier"  # e.g. "210-CMB"
     VARIANT_CONTROL_NUMBERS: Final = "number_variantControlNumbers"  # e.g. ["NWDNS-210-CMB"]
+    INCLUSIVE_START_DATE: Final = "logicalDate_inclusiveStartDate"  # ISO, compares as text
 
 
 class MentionProp:
@@ -164,6 +165,8 @@ class Index:
     SUMMARY: Final = "community_summaries"
     CHUNK_ID_CONSTRAINT: Final = "chunk_chunkId_unique"
     NA_ID: Final = "chunk_naId"
+    #: Records by the day they begin ("series that begin on March 18, 1942").
+    INCLUSIVE_START_DATE: Final = "chunk_inclusive_start_date"
     COMMUNITY_ID_CONSTRAINT: Final = "community_id_unique"
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import calendar
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
 
@@ -35,6 +36,16 @@ IDENTIFIER_WORDS = (
     "no",
 )
 _CANONICAL_WORD = {"vol": "volume", "rg": "record group", "no": "number"}
+#: Words that only say "a number follows": "number 864" matches "Volume 864".
+_ANY_UNIT = "number"
+#: Catalog codes: local identifiers, entry and control numbers ("210-CMB", "A1 37-A",
+#: "2006-0459-F"): a hyphenated token with a digit, or a token mixing letters and digits.
+_CODE = re.compile(
+    r"\b(?:[A-Za-z0-9]*\d[A-Za-z0-9]*(?:-[A-Za-z0-9]+)+|[A-Za-z0-9]+(?:-[A-Za-z0-9]*\d[A-Za-z0-9]*)+"
+    r"|[A-Za-z]+\d+[A-Za-z0-9]*|\d+[A-Za-z]+[A-Za-z0-9]*)\b"
+)
+_CODE_PART = re.compile(r"[a-z0-9]+")
+_ORDINAL = re.compile(r"\d+(?:st|nd|rd|th|s)", re.IGNORECASE)
 
 #: NARA identifiers are 5 to 9 digits; shorter numbers are volume and box numbers or days.
 _NA_ID = re.compile(r"\b(?:naid\s*:?\s*)?(\d{5,9})\b", re.IGNORECASE)
@@ -49,8 +60,10 @@ _MONTHS.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if
 _MONTHS["sept"] = 9
 _MONTH = r"(?P<{0}>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
 _PART = (
-    r"(?:(?P<{0}>early|mid|middle|late|end\s+of|beginning\s+of"
-    r"|first\s+half\s+of|second\s+half\s+of)\s+)?"
+    r"(?:(?P<{0}>early|mid|middle|late|end\s+of|beginning\s+of|start\s+of"
+    r"|first\s+half\s+of|second\s+half\s+of|(?:the\s+)?first\s+(?:few\s+)?days\s+of"
+    r"|(?:the\s+)?last\s+(?:few\s+)?days\s+of|(?:the\s+)?first\s+week\s+of"
+    r"|(?:the\s+)?last\s+week\s+of)\s+)?"
 )
 _DASH = r"\s*(?:\u2013|\u2014|-|to|through|until|and)\s*"
 _YEAR = r"(?P<{0}>1[6-9]\d\d|20\d\d)"
@@ -132,10 +145,16 @@ class QueryFacts:
     identifiers: tuple[Identifier, ...] = ()
     na_ids: tuple[int, ...] = ()
     dates: tuple[DateRange, ...] = field(default_factory=tuple)
+    #: Catalog codes, as lower-case parts: "210-CMB" -> ("210", "cmb").
+    codes: tuple[tuple[str, ...], ...] = ()
+    #: The question asks when something began ("series that begin on March 18, 1942").
+    asks_start: bool = False
+    #: Record types the question names ("series", "file unit", "item"), as node types.
+    node_types: frozenset[str] = frozenset()
 
     @property
     def any(self) -> bool:
-        return bool(self.identifiers or self.na_ids or self.dates)
+        return bool(self.identifiers or self.na_ids or self.dates or self.codes)
 
 
 def _month_end(year: int, month: int) -> int:
@@ -158,18 +177,22 @@ def _range(start: date | None, end: date | None) -> DateRange | None:
 
 def _part_of_month(part: str | None, year: int, month: int) -> tuple[int, int]:
     last = _month_end(year, month)
-    word = (part or "").lower().split()[0] if part else ""
-    if word in ("early", "beginning"):
+    words = [w for w in (part or "").lower().split() if w not in ("the", "few", "of")]
+    if not words:
+        return 1, last
+    if words[0] in ("early", "beginning", "start"):
         return 1, 10
-    if word in ("mid", "middle"):
+    if words[0] in ("mid", "middle"):
         return 11, 20
-    if word in ("late", "end"):
+    if words[0] in ("late", "end"):
         return 21, last
-    if word == "first":
+    if words[:2] == ["first", "week"] or words[:2] == ["first", "days"]:
+        return 1, 7
+    if words[:2] == ["last", "week"] or words[:2] == ["last", "days"]:
+        return last - 6, last
+    if words[0] == "first":
         return 1, 15
-    if word == "second":
-        return 16, last
-    return 1, last
+    return 16, last  # second half
 
 
 def find_dates(text: str) -> list[DateRange]:
@@ -227,9 +250,52 @@ def find_identifiers(text: str) -> list[Identifier]:
     return found
 
 
+def code_parts(code: str) -> tuple[str, ...]:
+    """A code as its lower-case alphanumeric parts ("NWDNS-210-CMB" -> nwdns, 210, cmb)."""
+    return tuple(_CODE_PART.findall(code.lower()))
+
+
+def _code_matches(text: str) -> list[re.Match[str]]:
+    # A code has a letter: "1939-1941" is a range of years and "3-5" a range of days.
+    return [
+        m
+        for m in _CODE.finditer(text)
+        if re.search(r"[A-Za-z]", m[0]) and not _ORDINAL.fullmatch(m[0])
+    ]
+
+
+def find_codes(text: str) -> list[tuple[str, ...]]:
+    """Catalog codes in the text ("210-CMB", "A1", "2006-0459-F"), each as its parts."""
+    return [code_parts(m[0]) for m in _code_matches(text)]
+
+
+#: Words that name a record type, and the node type they name.
+_TYPE_WORDS = {
+    "record group": "recordGroup",
+    "record groups": "recordGroup",
+    "collection": "collection",
+    "collections": "collection",
+    "series": "series",
+    "file unit": "fileUnit",
+    "file units": "fileUnit",
+    "item": "item",
+    "items": "item",
+}
+_TYPE_WORD = re.compile(
+    r"\b(" + "|".join(sorted(_TYPE_WORDS, key=len, reverse=True)) + r")\b", re.IGNORECASE
+)
+
+_STARTS = re.compile(r"\b(?:begin|begins|began|beginning|start|starts|started|open|opened)\b", re.I)
+
+
 def understand(question: str) -> QueryFacts:
-    """The exact parts of a question: identifiers, naIds and dates."""
-    dates = find_dates(question)
+    """The exact parts of a question: identifiers, naIds, codes and dates."""
+    codes = _code_matches(question)
+    # The year inside "2006-0459-F" is not a date.
+    without_codes = question
+    for m in reversed(codes):
+        without_codes = without_codes[: m.start()] + " " * len(m[0]) + without_codes[m.end() :]
+    dates = find_dates(without_codes)
     identifiers = find_identifiers(question)
     # A year is not a naId, and neither is a number that belongs to an identifier.
     identifier_numbers = {i.number for i in identifiers}
@@ -238,7 +304,14 @@ def understand(question: str) -> QueryFacts:
         for m in _NA_ID.finditer(question)
         if m[1] not in identifier_numbers and not _YEAR_ALONE.fullmatch(m[1])
     )
-    return QueryFacts(tuple(identifiers), na_ids, tuple(dates))
+    return QueryFacts(
+        tuple(identifiers),
+        na_ids,
+        tuple(dates),
+        tuple(code_parts(m[0]) for m in codes),
+        asks_start=bool(_STARTS.search(question)),
+        node_types=frozenset(_TYPE_WORDS[m[1].lower()] for m in _TYPE_WORD.finditer(question)),
+    )
 
 
 def date_fit(query: DateRange, record: DateRange) -> float:
@@ -258,16 +331,37 @@ class RecordFacts:
     na_id: int
     title: str
     dates: tuple[DateRange, ...] = ()
+    #: The record's own first day (its inclusive or coverage start), when it has one.
+    start: date | None = None
+    #: Its local identifier and variant control numbers, each as parts (see code_parts).
+    codes: tuple[tuple[str, ...], ...] = ()
+    node_type: str = ""
 
 
-def record_facts(na_id: int, title: str | None, start: str | None, end: str | None) -> RecordFacts:
-    """A record's facts: dates from its title (file units carry them there) or its own dates."""
+def record_facts(
+    na_id: int,
+    title: str | None,
+    start: str | None,
+    end: str | None,
+    codes: Sequence[str] = (),
+    node_type: str = "",
+) -> RecordFacts:
+    """A record's facts: dates from its title (file units carry them there) or its own dates,
+    and its catalog codes."""
     title = title or ""
     ranges = find_dates(title)
-    own = _range(_iso_date(start), _iso_date(end or start)) if start else None
+    first = _iso_date(start)
+    own = _range(first, _iso_date(end or start)) if start else None
     if own is not None:
         ranges.append(own)
-    return RecordFacts(na_id, title, tuple(ranges))
+    return RecordFacts(
+        na_id, title, tuple(ranges), first, tuple(code_parts(c) for c in codes if c), node_type
+    )
+
+
+def _contains(parts: tuple[str, ...], wanted: tuple[str, ...]) -> bool:
+    size = len(wanted)
+    return any(parts[i : i + size] == wanted for i in range(len(parts) - size + 1))
 
 
 def _iso_date(value: str | None) -> date | None:
@@ -289,13 +383,29 @@ def exact_match_score(facts: QueryFacts, record: RecordFacts) -> tuple[int, floa
     if facts.identifiers:
         title_ids = set(find_identifiers(record.title))
         for wanted in facts.identifiers:
-            if wanted in title_ids:
+            if wanted in title_ids or (
+                wanted.word == _ANY_UNIT
+                and any(h.number == wanted.number and h.suffix == wanted.suffix for h in title_ids)
+            ):
                 exact += 2
-            elif any(h.word == wanted.word and h.number == wanted.number for h in title_ids):
+            elif any(
+                h.number == wanted.number and wanted.word in (h.word, _ANY_UNIT) for h in title_ids
+            ):
                 exact += 1  # "Volume 544" asked, "Volume 544 A" found: close, not exact
+    for wanted_code in facts.codes:
+        if any(_contains(have, wanted_code) for have in record.codes):
+            exact += 2
     fit = 0.0
     if facts.dates and record.dates:
         fit = max(date_fit(q, r) for q in facts.dates for r in record.dates)
+    # "Series that begin on March 18, 1942": a record that starts on the asked day fits it
+    # exactly, however long it runs.
+    if (
+        facts.asks_start
+        and record.start is not None
+        and any(q.start <= record.start <= q.end for q in facts.dates if q.days <= 31)
+    ):
+        fit = 1.0
     return exact, fit
 
 
@@ -310,8 +420,11 @@ def title_phrase_query(facts: QueryFacts) -> str:
     """A Lucene query for the titles that name the question's identifiers or months exactly."""
     clauses = [
         f'title:"{i.word} {i.number}{(" " + i.suffix) if i.suffix else ""}"'
+        if i.word != _ANY_UNIT
+        else f'title:"{i.number}"'
         for i in facts.identifiers
     ]
+    clauses += [f'"{" ".join(parts)}"' for parts in facts.codes]
     for wanted in facts.dates:
         if wanted.days > NARROW_DATE_DAYS:
             continue
@@ -331,11 +444,13 @@ def rerank(
         return fused
     narrow = bool(facts.dates) and min(d.days for d in facts.dates) <= NARROW_DATE_DAYS
 
-    def key(item: tuple[str, float]) -> tuple[int, float, float]:
+    def key(item: tuple[str, float]) -> tuple[int, float, bool, float]:
         record = records.get(item[0])
         exact, fit = exact_match_score(facts, record) if record else (0, 0.0)
+        # The record type the question names breaks ties between equal exact matches only.
+        named_type = record is not None and record.node_type in facts.node_types
         if narrow:
-            return exact, round(fit, 3), item[1]
-        return exact, 0.0, item[1] + BROAD_DATE_WEIGHT * fit
+            return exact, round(fit, 3), named_type, item[1]
+        return exact, 0.0, named_type and exact > 0, item[1] + BROAD_DATE_WEIGHT * fit
 
     return sorted(fused, key=key, reverse=True)

@@ -34,6 +34,7 @@ from nara_kg.errors import QueryError
 from nara_kg.graph import search as cypher
 from nara_kg.retrieval.filters import NO_FILTERS, SearchFilters, filter_parameters
 from nara_kg.retrieval.query_understanding import (
+    NARROW_DATE_DAYS,
     QueryFacts,
     record_facts,
     rerank,
@@ -255,10 +256,26 @@ def _exact_rerank(
             pool.setdefault(str(row["naId"]), 0.0)
         for na_id in facts.na_ids:
             pool.setdefault(str(na_id), 0.0)
+        if facts.asks_start:
+            for wanted in facts.dates:
+                if wanted.days <= NARROW_DATE_DAYS:
+                    for row in cypher.starting_within(
+                        driver,
+                        database,
+                        wanted.start.isoformat(),
+                        wanted.end.isoformat(),
+                        n_candidates,
+                    ):
+                        pool.setdefault(str(row["naId"]), 0.0)
     rows = cypher.candidate_facts(driver, database, [int(key) for key in pool])
     records = {
         str(row["naId"]): record_facts(
-            int(row["naId"]), row["title"], row["dateStart"], row["dateEnd"]
+            int(row["naId"]),
+            row["title"],
+            row["dateStart"],
+            row["dateEnd"],
+            [str(code) for code in row["codes"] if code],
+            str(row["nodeType"] or ""),
         )
         for row in rows
     }

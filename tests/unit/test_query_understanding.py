@@ -101,3 +101,41 @@ def test_rerank_puts_exact_matches_first_and_leaves_plain_questions_alone() -> N
     assert [k for k, _ in rerank(fused, understand("volume 512"), records)] == ["3", "1", "2"]
     assert [k for k, _ in rerank(fused, understand("April 1, 1942"), records)] == ["3", "1", "2"]
     assert rerank(fused, understand("diaries of the secretary"), records) == fused
+
+
+def test_catalog_codes_are_read_without_their_years() -> None:
+    facts = understand("FOIA request 2006-0459-F and entry A1 37-A, series 210-CMB")
+    assert facts.codes == (("2006", "0459", "f"), ("a1",), ("37", "a"), ("210", "cmb"))
+    assert facts.dates == ()
+    assert understand("records of 1939-1941").codes == ()
+    assert understand("March 3rd, 1942").codes == ()
+
+
+def test_a_code_matches_the_records_local_identifier_or_control_number() -> None:
+    facts = understand("Still picture series 210-CMB")
+    wanted = record_facts(1, "Minidoka", None, None, ["210-CMB", "NWDNS-210-CMB"])
+    twin = record_facts(2, "Minidoka", None, None, ["210-CMA", "NWDNS-210-CMA"])
+    assert exact_match_score(facts, wanted)[0] > exact_match_score(facts, twin)[0]
+
+
+def test_a_bare_number_matches_any_numbered_unit() -> None:
+    facts = understand("the final diary volume, number 864")
+    assert exact_match_score(facts, record_facts(1, "Volume 864, June 1945", None, None))[0] == 2
+    assert exact_match_score(facts, record_facts(2, "Volume 863, June 1945", None, None))[0] == 0
+
+
+def test_parts_of_months_and_beginnings() -> None:
+    assert understand("the first days of March 1941").dates == (_r("1941-03-01", "1941-03-07"),)
+    assert understand("the last week of December 1944").dates == (_r("1944-12-25", "1944-12-31"),)
+    facts = understand("Which series begin on March 18, 1942?")
+    assert facts.asks_start and facts.node_types == frozenset({"series"})
+    long_series = record_facts(1, "Property Files", "1942-03-18", "1946-06-30", (), "series")
+    organization = record_facts(2, "War Relocation Authority", "1942-03-18", None, (), "")
+    volume = record_facts(3, "Volume 508, March 15 - March 18, 1942", None, None, (), "fileUnit")
+    assert exact_match_score(facts, long_series)[1] == 1.0
+    ranked = rerank(
+        [("3", 0.2), ("2", 0.1), ("1", 0.05)],
+        facts,
+        {"1": long_series, "2": organization, "3": volume},
+    )
+    assert [key for key, _ in ranked] == ["1", "2", "3"]
