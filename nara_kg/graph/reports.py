@@ -47,6 +47,25 @@ MATCH (m:{Label.CHUNK})-[:{Rel.IN_COMMUNITY}*1..12]->(c)
 RETURN id, collect({_MEMBER}) AS members
 """
 
+#: The `$limit` members of highest degree of each community, without their text: what the
+#: provenance of a global answer shows (fetching every member's text cost most of the answer).
+TOP_MEMBERS_OF_MANY = f"""
+UNWIND $ids AS id
+MATCH (c:{Label.COMMUNITY} {{{_C.ID}: id}})
+CALL (c) {{
+    MATCH (m:{Label.CHUNK})-[:{Rel.IN_COMMUNITY}*1..12]->(c)
+    WITH DISTINCT m
+    WITH m, COUNT {{ (m)-[:{_RELS}]-(:{Label.CHUNK} {{{Prop.CHUNK_SEQ_ID}: 0}}) }} AS degree
+    ORDER BY degree DESC, m.{Prop.NA_ID}
+    LIMIT $limit
+    RETURN collect({{
+        naId: m.{Prop.NA_ID}, title: coalesce(m.{Prop.TITLE}, m.{Prop.HEADING}),
+        nodeType: m.{Prop.NODE_TYPE}, source: m.{Prop.SOURCE}, degree: degree
+    }}) AS members
+}}
+RETURN id, members
+"""
+
 #: Relationships leaving the given first chunks, with the summed degree of both ends; the
 #: caller keeps those whose target is in the same community.
 RELATIONSHIPS_FROM = f"""
@@ -125,6 +144,17 @@ def members_of_many(
     if not community_ids:
         return {}
     rows = read_all(driver, database, MEMBERS_OF_MANY, ids=list(community_ids))
+    found = {row["id"]: list(row["members"]) for row in rows}
+    return {community_id: found.get(community_id, []) for community_id in community_ids}
+
+
+def top_members_of_many(
+    driver: Driver, database: str, community_ids: Sequence[str], limit: int
+) -> dict[str, list[dict[str, Any]]]:
+    """The `limit` members of highest degree per community id (ties by naId), without text."""
+    if not community_ids:
+        return {}
+    rows = read_all(driver, database, TOP_MEMBERS_OF_MANY, ids=list(community_ids), limit=limit)
     found = {row["id"]: list(row["members"]) for row in rows}
     return {community_id: found.get(community_id, []) for community_id in community_ids}
 

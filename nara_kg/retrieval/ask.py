@@ -179,7 +179,9 @@ def _answer_global(
     provenance = Provenance()
     by_id = {report.community_id: report for report in reports}
     cited = [c for c in result.communities if c in by_id]
-    members_by_community = report_cypher.members_of_many(driver, database, cited)
+    members_by_community = report_cypher.top_members_of_many(
+        driver, database, cited, PROVENANCE_MEMBERS
+    )
     for community_id in cited:
         report = by_id[community_id]
         community = community_key(community_id)

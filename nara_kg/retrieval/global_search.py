@@ -284,9 +284,15 @@ def _reduce_selection(
     """Best-first points while their text fits the budget (the first one shortened if needed)."""
     used: list[Point] = []
     parts: list[str] = []
+    # Counts add up over blank-line-joined text, less each count's special tokens (see
+    # pack_batches): one count per point instead of one of the whole growing text.
+    specials = count_tokens("")
+    joined_tokens = 0
     for point in points[:MAX_REDUCE_POINTS]:
         part = _point_text(len(used) + 1, point)
-        if count_tokens("\n\n".join([*parts, part])) > budget:
+        part_tokens = count_tokens(part)
+        with_part = joined_tokens + part_tokens - specials if parts else part_tokens
+        if with_part > budget:
             if used:
                 break
             words = point.description.split()
@@ -294,10 +300,12 @@ def _reduce_selection(
                 words = words[: len(words) // 2]
                 point = Point(" ".join(words) + " …", point.score, point.community_id)
                 part = _point_text(1, point)
-            if count_tokens(part) > budget:
+            with_part = count_tokens(part)
+            if with_part > budget:
                 raise ValueError(f"reduce token budget {budget} cannot hold a single point")
         used.append(point)
         parts.append(part)
+        joined_tokens = with_part
     return used, "\n\n".join(parts)
 
 

@@ -239,6 +239,11 @@ def test_batched_context_reads_match_one_community_at_a_time(
         assert sorted(many[community_id], key=key) == sorted(
             report_cypher.members(neo4j_driver, db, community_id), key=key
         )
+    # The provenance of a global answer: the top members by degree, as the full list ranks them.
+    top = report_cypher.top_members_of_many(neo4j_driver, db, ids, 3)
+    for community_id in ids:
+        ranked = sorted(many[community_id], key=lambda m: (-m["degree"], m["naId"]))[:3]
+        assert [m["naId"] for m in top[community_id]] == [m["naId"] for m in ranked]
     within = report_cypher.relationships_within(
         neo4j_driver, db, {cid: [m["naId"] for m in many[cid]] for cid in ids}
     )

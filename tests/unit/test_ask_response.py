@@ -110,8 +110,8 @@ class FakeReports:
         ]
 
     @staticmethod
-    def members_of_many(
-        driver: Any, database: str, community_ids: list[str]
+    def top_members_of_many(
+        driver: Any, database: str, community_ids: list[str], limit: int
     ) -> dict[str, list[dict[str, Any]]]:
         return {
             c: [
