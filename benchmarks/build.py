@@ -17,6 +17,7 @@ from benchmarks.common import Log, open_driver, peak_rss_mb, quiet, wipe_databas
 from benchmarks.embedding import chunk_texts, instrument_model_time, measure_embedding
 from benchmarks.options import SuiteOptions
 from benchmarks.sampling import Sampler, local_server_pid, snapshot
+from nara_kg.embedding.encoder import DEFAULT_BACKEND
 from nara_kg.settings import PROJECT_ROOT, Neo4jSettings
 
 
@@ -63,7 +64,7 @@ def materialize_all(
     data_dir: Path,
     work_dir: Path,
     *,
-    backend: str = "torch",
+    backend: str = DEFAULT_BACKEND,
     batch_size: int = 64,
     incremental: bool = False,
     sampler: Sampler | None = None,

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from nara_kg.embedding.encoder import DEFAULT_BACKEND
 from nara_kg.settings import DEFAULT_BENCH_SCRATCH
 
 #: The issue's targets. `higher` says which direction is good.
@@ -58,7 +59,7 @@ class SuiteOptions:
     global_queries: int = 10
     changed_share: float = 0.01
     batch_size: int = 64
-    backend: str = "torch"
+    backend: str = DEFAULT_BACKEND
     #: `cpu`, `cuda`, ...: where the model runs (the EmbeddingModel resource's `device`).
     device: str = "cpu"
     seed: int = 7

@@ -50,6 +50,7 @@ from benchmarks.queries import (
     measure_local_search,
 )
 from benchmarks.writes import measure_writes
+from nara_kg.embedding.encoder import DEFAULT_BACKEND
 from nara_kg.settings import Neo4jSettings
 
 
@@ -356,7 +357,7 @@ def _main(argv: list[str] | None = None) -> int:
     build.add_argument("--data", required=True)
     build.add_argument("--work", required=True)
     build.add_argument("--out", required=True)
-    build.add_argument("--backend", default="torch")
+    build.add_argument("--backend", default=DEFAULT_BACKEND)
     build.add_argument("--device", default="cpu")
     build.add_argument("--batch-size", type=int, default=64)
     build.add_argument("--onnx-sample", type=int, default=2_000)

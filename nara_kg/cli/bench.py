@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from nara_kg.embedding.encoder import DEFAULT_BACKEND
 from nara_kg.settings import DEFAULT_BENCH_SCRATCH, PROJECT_ROOT
 
 
@@ -59,7 +60,10 @@ def _make_benchmarks_importable() -> None:
 )
 @click.option("--queries", default=100, show_default=True, help="Local search queries.")
 @click.option(
-    "--backend", default="torch", show_default=True, help="Embedding backend: torch or onnx."
+    "--backend",
+    default=DEFAULT_BACKEND,
+    show_default=True,
+    help="Embedding backend: onnx, torch or onnx-int8.",
 )
 @click.option(
     "--device", default="cpu", show_default=True, help="Where the model runs: cpu, cuda, ..."

@@ -32,6 +32,12 @@ TEXTS = [
 
 
 @pytest.fixture(scope="module")
+def embedder() -> Embedder:
+    """PyTorch: the reference the ONNX backends are checked against (the default is ONNX)."""
+    return Embedder(backend="torch")
+
+
+@pytest.fixture(scope="module")
 def onnx_embedder() -> Embedder:
     return Embedder(backend="onnx")
 

@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from nara_kg.embedding.encoder import Embedder
+from nara_kg.embedding.encoder import DEFAULT_BACKEND, Embedder
 from nara_kg.embedding.standin import (
     STANDIN_DIMENSION,
     StandinEmbedder,
@@ -75,7 +75,7 @@ def test_the_embedding_resource_selects_it_by_backend() -> None:
     assert isinstance(EmbeddingModel(backend="standin").get_embedder(), StandinEmbedder)
     real = EmbeddingModel().get_embedder()
     assert not isinstance(real, StandinEmbedder)
-    assert real.backend == "torch"
+    assert real.backend == DEFAULT_BACKEND == "onnx"
 
 
 def test_the_environment_variable_selects_it(monkeypatch: pytest.MonkeyPatch) -> None:
