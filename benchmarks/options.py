@@ -71,3 +71,6 @@ class SuiteOptions:
     #: --parallel) on `parallel_records` records (default: min(records, 2000)).
     parallel: bool = True
     parallel_records: int | None = None
+    #: Build the real NARA records (when ../shared/data/nara/export exists) and measure the
+    #: labelled real-record question set on them (benchmarks/real_questions.py).
+    real_questions: bool = True

@@ -177,6 +177,23 @@ def markdown_report(results: dict[str, Any]) -> str:
         f"global search p50 / p95 (ms, extractive, {_fmt(glob.get('queries'))} questions)",
         f"{_fmt(r.get('global_search_p50_ms'), 1)} / {_fmt(r.get('global_search_p95_ms'), 1)}",
     )
+    real = r.get("real_questions") or {}
+    if real.get("n"):
+        line(
+            "5",
+            f"real-record questions ({_fmt(real.get('n'))}): hit@1 / hit@5 / MRR@10",
+            f"{_fmt(real.get('hit_at_1'), 3)} / {_fmt(real.get('hit_at_5'), 3)} / "
+            f"{_fmt(real.get('mrr_at_10'), 3)}",
+        )
+        for kind, metrics in (real.get("by_kind") or {}).items():
+            line(
+                "5",
+                f"  {kind} ({_fmt(metrics.get('n'))}): hit@1 / hit@5 / MRR@10",
+                f"{_fmt(metrics.get('hit_at_1'), 3)} / {_fmt(metrics.get('hit_at_5'), 3)} / "
+                f"{_fmt(metrics.get('mrr_at_10'), 3)}",
+            )
+    elif real.get("skipped"):
+        line("5", "real-record questions", f"skipped: {real['skipped']}")
     memory = r.get("memory") or {}
     line(
         "6",

@@ -49,6 +49,7 @@ from benchmarks.queries import (
     measure_global_search,
     measure_local_search,
 )
+from benchmarks.real_questions import measure_real_questions
 from benchmarks.writes import measure_writes
 from nara_kg.embedding.encoder import DEFAULT_BACKEND
 from nara_kg.settings import Neo4jSettings
@@ -314,6 +315,12 @@ def run_suite(opts: SuiteOptions, settings: Neo4jSettings, log: Log = quiet) -> 
             writes = measure_writes(driver, settings.database, work_dir, opts.write_sample, log)
         results["writes"] = writes
         results["batched_vs_seed_write_ratio"] = writes["ratio"]
+
+        if opts.real_questions:
+            with _phase(phases, "real-record questions", log):
+                results["real_questions"] = measure_real_questions(
+                    settings, scratch, opts=opts, log=log
+                )
 
         results["peak_rss_mb"] = full["peak_rss_mb"]
         if memory_small is not None:

@@ -47,6 +47,11 @@ def _make_benchmarks_importable() -> None:
 @click.option("--memory-records", type=int, default=None, help="Records of the memory build.")
 @click.option("--skip-onnx", is_flag=True, help="Skip the ONNX Runtime comparison.")
 @click.option(
+    "--skip-real-questions",
+    is_flag=True,
+    help="Skip building the real records and measuring the labelled real-record questions.",
+)
+@click.option(
     "--onnx-sample",
     default=2_000,
     show_default=True,
@@ -102,6 +107,7 @@ def bench_command(
     skip_memory: bool,
     memory_records: int | None,
     skip_onnx: bool,
+    skip_real_questions: bool,
     onnx_sample: int,
     write_sample: int,
     queries: int,
@@ -145,6 +151,7 @@ def bench_command(
         memory=not skip_memory,
         memory_records=memory_records,
         onnx=not skip_onnx,
+        real_questions=not skip_real_questions,
         onnx_sample=onnx_sample,
         write_sample=write_sample,
         local_queries=queries,
