@@ -50,3 +50,21 @@ def test_update_replaces_only_the_generated_block(tmp_path: Path) -> None:
     text = report.read_text(encoding="utf-8")
     assert text.count(RESULTS_START) == 1 and text.count(RESULTS_END) == 1
     assert text.startswith("# Benchmarks\n\nhand-written notes\n")
+
+
+def test_the_real_record_questions_are_reported_per_kind() -> None:
+    results = _results()
+    results["real_questions"] = {
+        "n": 59,
+        "hit_at_1": 0.9322,
+        "hit_at_5": 1.0,
+        "mrr_at_10": 0.961,
+        "by_kind": {"date": {"n": 16, "hit_at_1": 1.0, "hit_at_5": 1.0, "mrr_at_10": 1.0}},
+    }
+    text = markdown_report(results)
+    assert "| 5 | real-record questions (59): hit@1 / hit@5 / MRR@10 | 0.932 / 1.000 / 0.961 |" in (
+        text
+    )
+    assert "date (16): hit@1 / hit@5 / MRR@10 | 1.000 / 1.000 / 1.000 |" in text
+    results["real_questions"] = {"skipped": "no real export at /x"}
+    assert "real-record questions | skipped: no real export at /x" in markdown_report(results)
