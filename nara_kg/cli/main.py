@@ -348,8 +348,13 @@ def search(query: str, k: int, as_json: bool, **filter_options: Any) -> None:
     required=True,
     help="JSONL: id, question, expected_naids, mode.",
 )
+@click.option(
+    "--no-entity-path",
+    is_flag=True,
+    help="Leave out the ranking through the authorities a question names (to compare).",
+)
 @click.option("--json", "as_json", is_flag=True)
-def evaluate(questions: Path, as_json: bool) -> None:
+def evaluate(questions: Path, no_entity_path: bool, as_json: bool) -> None:
     """Retrieval metrics over a question file: hit@1, hit@5, MRR@10, latency p50/p95; with
     mention_labels.jsonl beside it, entity linking's precision and recall against it."""
     from nara_kg.graph.mentions import record_mention_pairs
@@ -363,7 +368,9 @@ def evaluate(questions: Path, as_json: bool) -> None:
         embedder.encode(["warm-up"])
 
         def retrieve(text: str) -> tuple[list[int], float]:
-            result = local_search(driver, database, embedder.encode, text, k=10)
+            result = local_search(
+                driver, database, embedder.encode, text, k=10, entity_path=not no_entity_path
+            )
             return [h.naId for h in result.hits], result.latency_ms
 
         report = evaluate_local(load_questions(questions), retrieve).to_dict()

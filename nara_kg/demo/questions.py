@@ -1,11 +1,13 @@
 """The evaluation questions (questions.jsonl): local questions whose answer is one generated
-record, picked so that no other record fits them, plus a few global ones.
+record, picked so that no other record fits them, plus a few global ones, then questions of kind
+"person_org" that name a person or organization the text of a few records mentions.
 """
 
 from __future__ import annotations
 
+import random
 from collections import Counter
-from typing import Any
+from typing import Any, Final
 
 from nara_kg.demo.world import World
 
@@ -104,4 +106,50 @@ def make_questions(world: World) -> list[dict[str, Any]]:
                 "mode": "global",
             }
         )
+    questions.extend(person_org_questions(world, first_index=len(questions) + 1))
     return questions
+
+
+#: person_org questions asked, and the most records that may mention their authority (the
+#: question's answer is any of them).
+PERSON_ORG_QUESTIONS: Final = 8
+PERSON_ORG_MAX_RECORDS: Final = 15
+_PERSON_ORG_TEMPLATES: Final = (
+    "Which records mention {name}?",
+    "What do the records say about {name}?",
+    "Find the records that name {name}.",
+    "Where in the records does {name} appear?",
+)
+
+
+def person_org_questions(world: World, first_index: int) -> list[dict[str, Any]]:
+    """Questions naming a person or organization that the text of at most
+    PERSON_ORG_MAX_RECORDS labelled records mentions; those records answer them. They draw on
+    their own rng (seeded from the labels), so the world's draws, and every other generated
+    file, stay as they were."""
+    wanted = {p.na_id for p in world.people} | {o.na_id for o in world.orgs}
+    records: dict[int, list[int]] = {}
+    surfaces: dict[int, str] = {}
+    for label in world.labels:
+        for mention in label["mentions"]:
+            authority = mention["authority"]
+            if authority in wanted:
+                records.setdefault(authority, []).append(label["naId"])
+                surfaces.setdefault(authority, mention["surface"])
+    pool = sorted(a for a, found in records.items() if len(found) <= PERSON_ORG_MAX_RECORDS)
+    rng = random.Random(f"person_org:{len(world.labels)}:{sorted(records)}")
+    chosen = rng.sample(pool, min(PERSON_ORG_QUESTIONS, len(pool)))
+    return [
+        {
+            "id": f"q{index:02d}",
+            "question": _PERSON_ORG_TEMPLATES[offset % len(_PERSON_ORG_TEMPLATES)].format(
+                name=surfaces[authority]
+            ),
+            "expected_naids": sorted(set(records[authority])),
+            "mode": "local",
+            "kind": "person_org",
+        }
+        for offset, (index, authority) in enumerate(
+            zip(range(first_index, first_index + len(chosen)), chosen, strict=True)
+        )
+    ]

@@ -1,13 +1,22 @@
-"""MENTIONED_IN in Neo4j: made equal to a desired set by difference, and read back per record."""
+"""MENTIONED_IN in Neo4j: made equal to a desired set by difference, read back per record, and
+walked from a question's entities (the authorities it names) to the records around them."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from neo4j import Driver
 
 from nara_kg.graph.batches import write_batches
-from nara_kg.model.schema import Label, MentionProp, Prop, Rel
+from nara_kg.model.schema import (
+    AUTHORITY_RELATIONSHIPS,
+    AUTHORITY_TYPES,
+    Label,
+    MentionProp,
+    Prop,
+    Rel,
+)
 
 #: (authority's first chunk, mentioning chunk) -> (count, surface).
 DesiredMentions = dict[tuple[str, str], tuple[int, str]]
@@ -71,3 +80,75 @@ def record_mention_pairs(driver: Driver, database: str) -> set[tuple[int, int]]:
             f"RETURN DISTINCT b.{Prop.NA_ID} AS record, a.{Prop.NA_ID} AS authority"
         )
         return {(r["record"], r["authority"]) for r in result}
+
+
+# --- Retrieval through entities (nara_kg.retrieval.entity_path) -------------------------------
+
+_AUTHORITY_LABELS = "|".join(sorted(AUTHORITY_TYPES))
+_REFERENCES = "|".join(rel.value for rel in AUTHORITY_RELATIONSHIPS)
+
+#: Nodes per authority label, from the count store (constant time): the cheap signature that
+#: tells a cached linker is still the graph's.
+AUTHORITY_COUNTS = " UNION ALL ".join(
+    f"MATCH (c:`{label}`) RETURN '{label}' AS label, count(c) AS n"
+    for label in sorted(AUTHORITY_TYPES)
+)
+
+#: Every authority's first chunk, its properties without the vector (what the linker reads).
+AUTHORITY_FIRST_CHUNKS = f"""
+MATCH (c:{_AUTHORITY_LABELS})
+WHERE c.{Prop.CHUNK_SEQ_ID} = 0
+RETURN c {{.*, {Prop.EMBEDDING}: null, {Prop.TEXT}: null}} AS props
+ORDER BY c.{Prop.NA_ID}
+"""
+
+#: Out-degree of each anchor over MENTIONED_IN and the authority relationships.
+ANCHOR_DEGREES = f"""
+UNWIND $chunkIds AS id
+MATCH (a:{Label.CHUNK} {{{Prop.CHUNK_ID}: id}})
+RETURN a.{Prop.NA_ID} AS naId, COUNT {{ (a)-[:{Rel.MENTIONED_IN}|{_REFERENCES}]->() }} AS degree
+"""
+
+#: One anchor's chunks that mention it (most mentions first) and the records it is a creator,
+#: subject, ... of, each capped at $perAnchor.
+ANCHOR_NEIGHBOURS = f"""
+UNWIND $chunkIds AS id
+MATCH (a:{Label.CHUNK} {{{Prop.CHUNK_ID}: id}})
+CALL {{
+  WITH a
+  MATCH (a)-[m:{Rel.MENTIONED_IN}]->(c:{Label.CHUNK})
+  RETURN c.{Prop.NA_ID} AS naId, c.{Prop.CHUNK_ID} AS chunkId, type(m) AS rel,
+         m.{MentionProp.COUNT} AS count
+  ORDER BY count DESC, chunkId LIMIT $perAnchor
+  UNION ALL
+  WITH a
+  MATCH (a)-[r:{_REFERENCES}]->(c:{Label.CHUNK})
+  RETURN c.{Prop.NA_ID} AS naId, c.{Prop.CHUNK_ID} AS chunkId, type(r) AS rel, 0 AS count
+  ORDER BY naId, rel LIMIT $perAnchor
+}}
+RETURN a.{Prop.NA_ID} AS anchor, naId, chunkId, rel, count
+"""
+
+
+def authority_signature(driver: Driver, database: str) -> tuple[tuple[str, int], ...]:
+    with driver.session(database=database, default_access_mode="READ") as session:
+        return tuple((r["label"], r["n"]) for r in session.run(AUTHORITY_COUNTS))
+
+
+def authority_properties(driver: Driver, database: str) -> list[dict[str, Any]]:
+    with driver.session(database=database, default_access_mode="READ") as session:
+        return [dict(r["props"]) for r in session.run(AUTHORITY_FIRST_CHUNKS)]
+
+
+def anchor_degrees(driver: Driver, database: str, chunk_ids: list[str]) -> dict[int, int]:
+    with driver.session(database=database, default_access_mode="READ") as session:
+        result = session.run(ANCHOR_DEGREES, chunkIds=chunk_ids)
+        return {r["naId"]: r["degree"] for r in result}
+
+
+def anchor_neighbours(
+    driver: Driver, database: str, chunk_ids: list[str], per_anchor: int
+) -> list[dict[str, Any]]:
+    with driver.session(database=database, default_access_mode="READ") as session:
+        result = session.run(ANCHOR_NEIGHBOURS, chunkIds=chunk_ids, perAnchor=per_anchor)
+        return [dict(r) for r in result]

@@ -27,6 +27,7 @@ from nara_kg.graph import reports as report_cypher
 from nara_kg.model.schema import Rel
 from nara_kg.retrieval.answer import AnswerContext, answer_question
 from nara_kg.retrieval.classify import classify_request
+from nara_kg.retrieval.entity_path import EntityPath
 from nara_kg.retrieval.filters import NO_FILTERS, SearchFilters, filter_parameters
 from nara_kg.retrieval.global_search import GlobalAnswer, global_search, is_overview_question
 from nara_kg.retrieval.response import (
@@ -95,8 +96,11 @@ def choose_mode(question: str, mode: Mode) -> Literal["local", "global"]:
     return "global" if _GLOBAL_CUES.search(question) else "local"
 
 
-def local_provenance(hits: list[SearchHit], used: set[int]) -> Provenance:
-    """The hit records, their hierarchy (Includes) and authorities, as seed 004's subgraph."""
+def local_provenance(
+    hits: list[SearchHit], used: set[int], path: EntityPath | None = None
+) -> Provenance:
+    """The hit records, their hierarchy (Includes) and authorities, as seed 004's subgraph; with
+    `path`, also the authorities the question named and the edges that led to hit records."""
     provenance = Provenance()
     # Hits first: a hit can also sit in another hit's hierarchy, and its role must win.
     for hit in hits:
@@ -139,7 +143,28 @@ def local_provenance(hits: list[SearchHit], used: set[int]) -> Provenance:
             provenance.link(
                 record_key(authority["naId"]), authority["relationship"], record_key(hit.naId)
             )
+    if path is not None:
+        _entity_provenance(provenance, {h.naId for h in hits}, path)
     return provenance
+
+
+def _entity_provenance(provenance: Provenance, hit_ids: set[int], path: EntityPath) -> None:
+    """Each anchor that led to a hit record, and its edge (MENTIONED_IN, creator, ...) to it."""
+    for edge in path.edges:
+        anchor = path.anchor(edge.anchor)
+        if edge.na_id not in hit_ids or anchor is None:
+            continue
+        provenance.add(
+            RecordNode(
+                record_key(anchor.na_id),
+                naId=anchor.na_id,
+                title=anchor.heading,
+                type=anchor.authority_type,
+                source=None,
+                role="authority",
+            )
+        )
+        provenance.link(record_key(anchor.na_id), edge.rel, record_key(edge.na_id))
 
 
 def _answer_global(
@@ -245,10 +270,11 @@ def ask(
     hits: list[SearchHit] = []
     sources: GlobalSources | None = None
     if chosen == "local":
-        hits = local_search(driver, database, embedder.encode, question, k=k, filters=filters).hits
+        searched = local_search(driver, database, embedder.encode, question, k=k, filters=filters)
+        hits, path = searched.hits, searched.entity_path
         if kind == "show_records":
             text, refused, method = None, not hits, "show_records"
-            provenance = local_provenance(hits, {h.naId for h in hits})
+            provenance = local_provenance(hits, {h.naId for h in hits}, path)
         else:
             contexts = [
                 AnswerContext(na_id=h.naId, title=h.title, text=h.text, source=h.source)
@@ -256,7 +282,7 @@ def ask(
             ]
             answer = answer_question(question, contexts, llm, cache)
             text, refused, method = answer.text, answer.refused, answer.method
-            provenance = local_provenance(hits, set(answer.used_na_ids))
+            provenance = local_provenance(hits, set(answer.used_na_ids), path)
     else:
         result, sources, provenance = _answer_global(
             driver, database, embedder, llm, cache, question, level, filters

@@ -14,6 +14,11 @@ authority type, type of materials, dates, "within" a record group, series, file 
 collection) run inside both candidate queries, which are widened until enough records pass; a
 filter too selective for the approximate vector index is answered by exact scores over the
 records that pass it. A filtered search therefore returns k records whenever k records match.
+
+A question that names a person, organization or other authority gets a third ranking, the records
+around those authorities (:mod:`~nara_kg.retrieval.entity_path`: the chunks that mention them and
+the records they are creators or subjects of), fused with the same RRF. It runs beside the
+full-text query, and not under filters (its records would bypass them).
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ from neo4j import Driver
 
 from nara_kg.errors import QueryError
 from nara_kg.graph import search as cypher
+from nara_kg.retrieval.entity_path import EntityPath
+from nara_kg.retrieval.entity_path import entity_path as find_entity_path
 from nara_kg.retrieval.filters import NO_FILTERS, SearchFilters, filter_parameters
 from nara_kg.retrieval.query_understanding import (
     NARROW_DATE_DAYS,
@@ -132,6 +139,8 @@ class SearchResult:
     query: str
     hits: list[SearchHit]
     latency_ms: float
+    #: The anchors and edges of the entity ranking (None when it did not run).
+    entity_path: EntityPath | None = None
 
 
 #: Candidate lists are widened by this factor while too few records pass the filters; past
@@ -292,11 +301,14 @@ def local_search(
     *,
     k: int = 5,
     filters: SearchFilters = NO_FILTERS,
+    entity_path: bool = True,
 ) -> SearchResult:
-    """The k best records for the query (fewer only when fewer records match the filters)."""
+    """The k best records for the query (fewer only when fewer records match the filters);
+    `entity_path=False` leaves out the ranking through the authorities the question names."""
     require_query(query)
     started = time.perf_counter()
     n_candidates = max(k * CANDIDATES_PER_RESULT, 20)
+    path: EntityPath | None = None
     if filters.active:
         vector = _query_vector(encode, query)
         params = filter_parameters(driver, database, filters)
@@ -308,9 +320,15 @@ def local_search(
         text_side = _background().submit(
             cypher.fulltext_candidates, driver, database, lucene_query(query), n_candidates
         )
+        entity_side = (
+            _background().submit(find_entity_path, driver, database, query, per_anchor=n_candidates)
+            if entity_path
+            else None
+        )
         vector = _query_vector(encode, query)
         by_vector = cypher.vector_candidates(driver, database, vector, n_candidates)
         by_text = text_side.result()
+        path = entity_side.result() if entity_side is not None else None
 
     # Rank records, not chunks: a record's best chunk stands for it in each list.
     def record_ranking(rows: list[dict[str, Any]]) -> tuple[list[str], dict[str, str]]:
@@ -325,8 +343,14 @@ def local_search(
 
     vector_order, vector_chunk = record_ranking(by_vector)
     text_order, text_chunk = record_ranking(by_text)
-    fused = reciprocal_rank_fusion([vector_order, text_order])
-    chunk_for = {**text_chunk, **vector_chunk}
+    rankings = [vector_order, text_order]
+    entity_chunk: dict[str, str] = {}
+    if path is not None and path.ranking:
+        entity_order = [str(na_id) for na_id, _ in path.ranking[:n_candidates]]
+        entity_chunk = {str(na_id): chunk for na_id, chunk in path.ranking[:n_candidates]}
+        rankings.append(entity_order)
+    fused = reciprocal_rank_fusion(rankings)
+    chunk_for = {**entity_chunk, **text_chunk, **vector_chunk}
     facts = understand(query)
     if facts.any:
         fused, exact_chunk = _exact_rerank(
@@ -364,4 +388,4 @@ def local_search(
                 materials=list(row["materials"] or []),
             )
         )
-    return SearchResult(query, hits, (time.perf_counter() - started) * 1000.0)
+    return SearchResult(query, hits, (time.perf_counter() - started) * 1000.0, path)

@@ -260,9 +260,12 @@ def test_questions_point_at_known_distinctive_records(
 ) -> None:
     _, summary = demo
     records = records_of(parsed)
-    questions = [
+    every = [
         json.loads(line) for line in summary.questions_path.read_text(encoding="utf-8").splitlines()
     ]
+    # person_org questions follow the others (see test_person_org_questions_name_mentions).
+    questions = [q for q in every if q.get("kind") != "person_org"]
+    assert every[: len(questions)] == questions
     modes = Counter(q["mode"] for q in questions)
     assert 17 <= modes["local"] <= 22 and modes["global"] == 3
     assert len({q["id"] for q in questions}) == len(questions)
@@ -283,6 +286,25 @@ def test_questions_point_at_known_distinctive_records(
             assert len(shared) >= 2, (question, shared)
     assert expected_types["series"] >= 3 and expected_types["fileUnit"] >= 2
     assert {"person", "organization", "collection", "recordGroup"} <= set(expected_types)
+
+
+def test_person_org_questions_name_mentions(demo: tuple[Path, DemoDataSummary]) -> None:
+    _, summary = demo
+    questions = [
+        json.loads(line) for line in summary.questions_path.read_text(encoding="utf-8").splitlines()
+    ]
+    asked = [q for q in questions if q.get("kind") == "person_org"]
+    assert asked and len({q["id"] for q in questions}) == len(questions)
+    labels = {
+        (label["naId"], mention["surface"])
+        for line in summary.labels_path.read_text(encoding="utf-8").splitlines()
+        for label in [json.loads(line)]
+        for mention in label["mentions"]
+    }
+    for question in asked:
+        # Each expected record's label names the surface the question uses.
+        for na_id in question["expected_naids"]:
+            assert any(n == na_id and s in question["question"] for n, s in labels), question
 
 
 def test_rerun_removes_shards_it_no_longer_writes(tmp_path: Path) -> None:

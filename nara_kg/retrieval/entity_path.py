@@ -1,0 +1,187 @@
+"""Retrieval through entities: the records around the people and organizations a question names.
+
+The question is linked with the same :class:`~nara_kg.linking.linker.EntityLinker` that wrote
+MENTIONED_IN (built from the graph's authority first chunks, once per process and authority
+set). Each authority it names is an anchor; from each anchor the path takes
+
+* the chunks that mention it (MENTIONED_IN, most mentions first), and
+* one hop over the authority relationships (creator, subject, donor, ...): the records the
+  anchor is cited by,
+
+at most `PER_ANCHOR` of each. An anchor with more than `MAX_ANCHOR_DEGREE` such edges is
+skipped: an authority cited or named by thousands of records ("United States. Congress") says
+nothing about which of them the question wants, and walking it would cost more than the rest of
+the search. The records are ranked by how many anchors reach them, then by mentions, then by
+relationships (:func:`rank_records`); :func:`~nara_kg.retrieval.search.local_search` fuses that
+ranking with the vector and full-text ones.
+
+The linker is cached per process, keyed by the database and the per-label counts of authority
+nodes (read from the count store in constant time). An edit to one authority's names that adds
+or removes no node is seen after :func:`clear_entity_linkers` or a restart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from threading import Lock
+from typing import Any, Final
+
+from neo4j import Driver
+
+from nara_kg.graph import mentions as cypher
+from nara_kg.linking.authorities import Authority, authority_from_properties
+from nara_kg.linking.linker import ChunkText, EntityLinker
+from nara_kg.model.schema import Rel, chunk_id
+
+#: Anchors with more outgoing MENTIONED_IN + authority-relationship edges are skipped.
+MAX_ANCHOR_DEGREE: Final = 2_000
+#: Most mentioning chunks, and most related records, taken from one anchor.
+PER_ANCHOR: Final = 50
+#: Most anchors one question contributes (in order of appearance).
+MAX_ANCHORS: Final = 8
+#: The chunk id the question gets when it is linked (it is no record: no mention is dropped as
+#: the record naming itself).
+_QUESTION: Final = "question"
+
+
+@dataclass(frozen=True, slots=True)
+class Anchor:
+    """An authority the question names."""
+
+    na_id: int
+    authority_type: str
+    heading: str
+    surface: str
+
+
+@dataclass(frozen=True, slots=True)
+class PathEdge:
+    """One edge the path took: anchor -[rel]-> record (at `chunk_id`)."""
+
+    anchor: int
+    rel: str
+    na_id: int
+    chunk_id: str
+    count: int = 0
+
+
+@dataclass
+class EntityPath:
+    """What the path found: anchors, the skipped ones (naId -> degree), edges and ranking."""
+
+    anchors: list[Anchor] = field(default_factory=list)
+    skipped: dict[int, int] = field(default_factory=dict)
+    edges: list[PathEdge] = field(default_factory=list)
+    #: (record naId, its best chunk), best first.
+    ranking: list[tuple[int, str]] = field(default_factory=list)
+
+    def anchor(self, na_id: int) -> Anchor | None:
+        return next((a for a in self.anchors if a.na_id == na_id), None)
+
+
+def graph_linker(authority_rows: Iterable[Mapping[str, Any]]) -> EntityLinker:
+    """The linker over the graph's authority first chunks. An organization name's own naId (an
+    alias another authority lists) is no authority of its own, as in `entity_mentions`."""
+    authorities = [a for a in map(authority_from_properties, authority_rows) if a is not None]
+    aliases = {alias for a in authorities for alias in a.aliases}
+    return EntityLinker.from_authorities(a for a in authorities if a.na_id not in aliases)
+
+
+def question_anchors(linker: EntityLinker, question: str) -> list[Anchor]:
+    """The authorities the question names (unambiguous or settled), in order of appearance."""
+    mentions, _ = linker.link(ChunkText(_QUESTION, question, record_na_id=-1))
+    anchors: list[Anchor] = []
+    for mention in mentions[:MAX_ANCHORS]:
+        authority: Authority = linker.authorities[mention.authority_na_id]
+        anchors.append(
+            Anchor(authority.na_id, authority.authority_type, authority.heading, mention.surface)
+        )
+    return anchors
+
+
+def rank_records(edges: Iterable[PathEdge]) -> list[tuple[int, str]]:
+    """Records reached by more anchors first, then by more mentions of them, then by more
+    relationships; ties in order of first appearance. A record's chunk is the one that
+    mentions the anchors most (its first chunk when only relationships reach it)."""
+    anchors: dict[int, set[int]] = {}
+    mentions: dict[int, int] = {}
+    relations: dict[int, int] = {}
+    best: dict[int, tuple[int, str]] = {}
+    order: dict[int, int] = {}
+    for edge in edges:
+        order.setdefault(edge.na_id, len(order))
+        anchors.setdefault(edge.na_id, set()).add(edge.anchor)
+        if edge.rel == Rel.MENTIONED_IN:
+            mentions[edge.na_id] = mentions.get(edge.na_id, 0) + edge.count
+            current = best.get(edge.na_id)
+            if current is None or current[0] < 0 or edge.count > current[0]:
+                best[edge.na_id] = (edge.count, edge.chunk_id)
+        else:
+            relations[edge.na_id] = relations.get(edge.na_id, 0) + 1
+            best.setdefault(edge.na_id, (-1, edge.chunk_id))
+    ranked = sorted(
+        order,
+        key=lambda n: (-len(anchors[n]), -mentions.get(n, 0), -relations.get(n, 0), order[n]),
+    )
+    return [(na_id, best[na_id][1]) for na_id in ranked]
+
+
+_linkers: dict[tuple[str, tuple[tuple[str, int], ...]], EntityLinker] = {}
+_linkers_lock = Lock()
+
+
+def clear_entity_linkers() -> None:
+    """Forget the cached linkers (the next question rebuilds from the graph)."""
+    with _linkers_lock:
+        _linkers.clear()
+
+
+def linker_for(driver: Driver, database: str) -> EntityLinker:
+    """The graph's linker, built on first use and whenever the authority counts change."""
+    key = (database, cypher.authority_signature(driver, database))
+    with _linkers_lock:
+        linker = _linkers.get(key)
+        if linker is None:
+            linker = graph_linker(cypher.authority_properties(driver, database))
+            for stale in [k for k in _linkers if k[0] == database]:
+                del _linkers[stale]
+            _linkers[key] = linker
+        return linker
+
+
+def entity_path(
+    driver: Driver,
+    database: str,
+    question: str,
+    *,
+    per_anchor: int = PER_ANCHOR,
+    max_degree: int = MAX_ANCHOR_DEGREE,
+) -> EntityPath:
+    """The anchors the question names and the records around them, ranked."""
+    path = EntityPath(anchors=question_anchors(linker_for(driver, database), question))
+    if not path.anchors:
+        return path
+    degrees = cypher.anchor_degrees(driver, database, [chunk_id(a.na_id, 0) for a in path.anchors])
+    kept = []
+    for anchor in path.anchors:
+        degree = degrees.get(anchor.na_id, 0)
+        if degree > max_degree:
+            path.skipped[anchor.na_id] = degree
+        elif degree:
+            kept.append(chunk_id(anchor.na_id, 0))
+    if not kept:
+        return path
+    path.edges = [
+        PathEdge(
+            int(row["anchor"]),
+            str(row["rel"]),
+            int(row["naId"]),
+            str(row["chunkId"]),
+            int(row["count"] or 0),
+        )
+        for row in cypher.anchor_neighbours(driver, database, kept, per_anchor)
+        if row["naId"] is not None
+    ]
+    path.ranking = rank_records(path.edges)
+    return path

@@ -1,0 +1,76 @@
+"""The pure parts of retrieval through entities: the graph's linker, anchors, the ranking."""
+
+from __future__ import annotations
+
+from nara_kg.model.schema import Rel
+from nara_kg.retrieval.ask import local_provenance
+from nara_kg.retrieval.entity_path import (
+    EntityPath,
+    PathEdge,
+    graph_linker,
+    question_anchors,
+    rank_records,
+)
+from nara_kg.retrieval.search import SearchHit, reciprocal_rank_fusion
+
+AUTHORITIES = [
+    {"naId": 1, "authorityType": "person", "heading": "Kimball, Floyd R., 1890-1960"},
+    {
+        "naId": 2,
+        "authorityType": "organization",
+        "heading": "Bureau of Flood Prevention. 1/1/1930-12/31/1950",
+        "naId_organizationNames": [3],
+    },
+    # An organization name's own naId: an alias of 2, no authority of its own.
+    {"naId": 3, "authorityType": "organization", "heading": "Bureau of Flood Prevention"},
+    {"naId": 4, "authorityType": "person"},  # no heading: not an authority
+]
+
+
+def test_graph_linker_drops_aliases_and_headingless() -> None:
+    linker = graph_linker(AUTHORITIES)
+    assert sorted(linker.authorities) == [1, 2]
+
+
+def test_question_anchors_in_order_of_appearance() -> None:
+    linker = graph_linker(AUTHORITIES)
+    anchors = question_anchors(
+        linker, "Did Floyd R. Kimball write to the Bureau of Flood Prevention?"
+    )
+    assert [a.na_id for a in anchors] == [1, 2]
+    assert anchors[0].authority_type == "person"
+    assert question_anchors(linker, "Which records describe dams?") == []
+
+
+def test_rank_records_anchors_then_mentions_then_relationships() -> None:
+    edges = [
+        PathEdge(1, Rel.MENTIONED_IN, 10, "10-1", 1),
+        PathEdge(1, Rel.MENTIONED_IN, 11, "11-0", 3),
+        PathEdge(1, Rel.MENTIONED_IN, 11, "11-2", 5),
+        PathEdge(1, Rel.CREATOR, 12, "12-0"),
+        PathEdge(2, Rel.SUBJECT, 10, "10-0"),
+        PathEdge(1, Rel.CREATOR, 13, "13-0"),
+        PathEdge(1, Rel.SUBJECT, 13, "13-0"),
+    ]
+    # 10: two anchors; 11: 8 mentions (its most-mentioning chunk); 13: two relationships.
+    assert rank_records(edges) == [(10, "10-1"), (11, "11-2"), (13, "13-0"), (12, "12-0")]
+    assert rank_records([]) == []
+
+
+def test_entity_ranking_joins_the_fusion() -> None:
+    fused = dict(reciprocal_rank_fusion([["a", "b"], ["b", "a"], ["c", "a"]]))
+    assert max(fused, key=lambda key: fused[key]) == "a"
+    assert "c" in fused
+
+
+def test_provenance_links_anchor_to_hit_records() -> None:
+    hit = SearchHit(naId=10, title="T", type="item", score=1.0, source=None, is_stub=False)
+    path = EntityPath(edges=[PathEdge(1, Rel.MENTIONED_IN, 10, "10-1", 2)])
+    path.anchors = question_anchors(graph_linker(AUTHORITIES), "Floyd R. Kimball")
+    path.edges.append(PathEdge(1, Rel.MENTIONED_IN, 99, "99-0", 1))  # not a hit: left out
+    data = local_provenance([hit], {10}, path).to_dict()
+    assert {"source": "record:1", "type": "MENTIONED_IN", "target": "record:10"} in data[
+        "relationships"
+    ]
+    assert [n["naId"] for n in data["nodes"]] == [10, 1]
+    assert all(edge["target"] != "record:99" for edge in data["relationships"])
