@@ -37,27 +37,28 @@ class EmbeddingResult:
         return self.encoded / self.seconds_encoding if self.seconds_encoding else 0.0
 
 
-class _PartVectors:
-    """Vectors of the per-file parts, looked up by the chunk's file (one part per file)."""
+def _part_of(file_name: str) -> str:
+    # A zip member is named "<archive>!<member>": the part belongs to the archive.
+    return file_id_of(file_name.split("!", 1)[0])
 
-    def __init__(self, layout: WorkLayout | None, model_key: str) -> None:
-        self._layout = layout
-        self._model_key = model_key
-        self._parts: dict[str, dict[tuple[str, str], Any]] = {}
 
-    def find(self, row: dict[str, Any]) -> Any:
-        if self._layout is None or not row.get("file"):
-            return None
-        # A zip member is named "<archive>!<member>": the part belongs to the archive.
-        file_id = file_id_of(str(row["file"]).split("!", 1)[0])
-        if file_id not in self._parts:
-            self._parts[file_id] = read_vector_part(
-                self._layout.vector_part(file_id), self._model_key
-            )
-        return self._parts[file_id].get((row["id"], row["hash"]))
-
-    def forget(self) -> None:
-        self._parts.clear()
+def pending_by_part(
+    driver: Driver, database: str, model_key: str, round_size: int
+) -> dict[str, list[tuple[str, str]]]:
+    """Every pending chunk as (chunkId, textHash), grouped by the per-file part that may hold
+    its vector; chunks of no file (stubs) are left out. Keys only, so memory stays small."""
+    by_part: dict[str, list[tuple[str, str]]] = {}
+    after = ""
+    while True:
+        rows = embedding_cypher.fetch_pending_keys(driver, database, model_key, round_size, after)
+        if not rows:
+            return by_part
+        after = str(rows[-1]["id"])
+        for row in rows:
+            if row.get("file"):
+                by_part.setdefault(_part_of(str(row["file"])), []).append(
+                    (str(row["id"]), str(row["hash"]))
+                )
 
 
 def embed_pending(
@@ -81,7 +82,6 @@ def embed_pending(
     result = EmbeddingResult(model_key=embedder.key)
     total_pending = embedding_cypher.count_pending(driver, database, embedder.key)
     log(f"{total_pending} chunks need an embedding (model {embedder.key})")
-    parts = _PartVectors(layout, embedder.key)
 
     def write(page: list[dict[str, Any]], vectors: Sequence[Any]) -> int:
         embedding_cypher.write_vectors(
@@ -109,6 +109,26 @@ def embed_pending(
                 release_free_memory()
                 log(f"embedded {result.embedded}/{total_pending} chunks")
 
+        # First the vectors the per-file parts hold: each part is read once, for the pending
+        # chunks it may hold (reading the parts per round of pending chunks read every part
+        # once per round, which grew with the square of the chunks).
+        if layout is not None and total_pending:
+            for part, keys in pending_by_part(driver, database, embedder.key, round_size).items():
+                vectors = read_vector_part(layout.vector_part(part), embedder.key)
+                found = [
+                    ({"id": chunk_id, "hash": text_hash}, vectors[(chunk_id, text_hash)])
+                    for chunk_id, text_hash in keys
+                    if (chunk_id, text_hash) in vectors
+                ]
+                del vectors
+                for offset in range(0, len(found), page_size):
+                    page = found[offset : offset + page_size]
+                    landed()
+                    in_flight = writer.submit(write, [r for r, _ in page], [v for _, v in page])
+                    result.from_parts += len(page)
+            landed()
+
+        # Then what no part held (chosen stubs, chunks whose part is missing) is encoded.
         # Rounds walk the chunkIds upwards from `after`; when they reach the end, one more
         # pass from the start confirms nothing is left (a vector that did not land is found
         # again, and the convergence check below still stops a run whose writes never land).
@@ -123,29 +143,15 @@ def embed_pending(
                 after = ""
                 continue
             after = str(pending[-1]["id"])
-            found: list[tuple[dict[str, Any], Any]] = []
-            missing: list[dict[str, Any]] = []
-            for row in pending:
-                vector = parts.find(row)
-                if vector is None:
-                    missing.append(row)
-                else:
-                    found.append((row, vector))
-            parts.forget()
-            for offset in range(0, len(found), page_size):
-                page = found[offset : offset + page_size]
-                landed()
-                in_flight = writer.submit(write, [r for r, _ in page], [v for _, v in page])
-                result.from_parts += len(page)
-            missing.sort(key=lambda row: -len(row["text"]))
+            missing = sorted(pending, key=lambda row: -len(row["text"]))
             for offset in range(0, len(missing), page_size):
                 page_rows = missing[offset : offset + page_size]
                 encode_started = time.perf_counter()
-                vectors = embedder.encode([row["text"] for row in page_rows])
+                encoded = embedder.encode([row["text"] for row in page_rows])
                 result.seconds_encoding += time.perf_counter() - encode_started
                 result.encoded += len(page_rows)
                 landed()
-                in_flight = writer.submit(write, page_rows, list(vectors))
+                in_flight = writer.submit(write, page_rows, list(encoded))
             landed()
             if result.embedded > total_pending * 2 + round_size:
                 raise RuntimeError("embedding loop is not converging: vectors are not being stored")

@@ -31,6 +31,17 @@ ORDER BY id
 LIMIT $limit
 """
 
+#: :data:`PENDING` without the texts: what the copy from the per-file parts needs to know.
+PENDING_KEYS = f"""
+MATCH (c:{Label.CHUNK}:{Label.RECORD_WITH_TEXT})
+WHERE c.{Prop.CHUNK_ID} > $after
+  AND (c.{Prop.EMBEDDING_KEY} IS NULL
+       OR c.{Prop.EMBEDDING_KEY} <> $model + '|' + c.{Prop.TEXT_HASH})
+RETURN c.{Prop.CHUNK_ID} AS id, c.{Prop.TEXT_HASH} AS hash, c.{Prop.FILE_NAME} AS file
+ORDER BY id
+LIMIT $limit
+"""
+
 COUNT_PENDING = f"""
 MATCH (c:{Label.RECORD_WITH_TEXT})
 WHERE c.{Prop.EMBEDDING_KEY} IS NULL OR c.{Prop.EMBEDDING_KEY} <> $model + '|' + c.{Prop.TEXT_HASH}
@@ -58,6 +69,16 @@ def fetch_pending(
     """Up to `limit` pending chunks whose chunkId sorts after `after`, in chunkId order."""
     records, _, _ = driver.execute_query(
         PENDING, model=model_key, limit=limit, after=after, database_=database, routing_="r"
+    )
+    return [r.data() for r in records]
+
+
+def fetch_pending_keys(
+    driver: Driver, database: str, model_key: str, limit: int, after: str = ""
+) -> list[dict[str, Any]]:
+    """Up to `limit` pending chunks after `after` as ``{"id", "hash", "file"}``, no texts."""
+    records, _, _ = driver.execute_query(
+        PENDING_KEYS, model=model_key, limit=limit, after=after, database_=database, routing_="r"
     )
     return [r.data() for r in records]
 

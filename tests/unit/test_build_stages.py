@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -10,6 +11,7 @@ import pytest
 
 from nara_kg.build import embeddings as build_embeddings
 from nara_kg.generation import generate as report_generation
+from nara_kg.ingest.inputs import file_id_of
 
 
 def test_context_batches_never_mix_levels_and_stay_bounded() -> None:
@@ -101,3 +103,71 @@ def test_a_failed_vector_write_stops_the_run_with_its_error(
         build_embeddings.embed_pending(None, "db", embedder, page_size=2)  # type: ignore[arg-type]
     # The error surfaced at the next page, not after encoding everything.
     assert len(embedder.calls) == 2
+
+
+def test_each_vector_part_is_read_once_and_only_the_rest_is_encoded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # 30 chunks in 3 files, 2 of whose parts hold vectors; chunk ids interleave the files, so
+    # every round of pending chunks touches every part.
+    files = ["a.jsonl", "b.jsonl", "c.jsonl"]
+    chunks = {f"c{i:02d}": files[i % 3] for i in range(30)}
+    stored: dict[str, Any] = {}
+    reads: list[Path] = []
+
+    def pending_rows(after: str, limit: int, with_text: bool) -> list[dict[str, Any]]:
+        rows = [
+            {"id": cid, "hash": f"h{cid}", "file": file, **({"text": cid} if with_text else {})}
+            for cid, file in sorted(chunks.items())
+            if cid not in stored and cid > after
+        ]
+        return rows[:limit]
+
+    def read_part(path: Path, model_key: str) -> dict[tuple[str, str], Any]:
+        reads.append(path)
+        if path.name == file_id_of("c.jsonl"):
+            return {}
+        return {
+            (cid, f"h{cid}"): np.array([9.0, 9.0])
+            for cid, file in chunks.items()
+            if file_id_of(file) == path.name
+        }
+
+    monkeypatch.setattr(
+        build_embeddings.embedding_cypher,
+        "fetch_pending",
+        lambda d, db, m, limit, after="": pending_rows(after, limit, True),
+    )
+    monkeypatch.setattr(
+        build_embeddings.embedding_cypher,
+        "fetch_pending_keys",
+        lambda d, db, m, limit, after="": pending_rows(after, limit, False),
+    )
+    monkeypatch.setattr(
+        build_embeddings.embedding_cypher,
+        "write_vectors",
+        lambda d, db, m, rows: (
+            [stored.__setitem__(r["id"], r["vector"]) for r in rows] and len(rows)
+        ),
+    )
+    monkeypatch.setattr(
+        build_embeddings.embedding_cypher, "count_pending", lambda *a: len(chunks) - len(stored)
+    )
+    monkeypatch.setattr(build_embeddings, "read_vector_part", read_part)
+
+    class Layout:
+        def vector_part(self, part: str) -> Path:
+            return Path(part)
+
+    embedder = FakeEmbedder()
+    result = build_embeddings.embed_pending(
+        None,  # type: ignore[arg-type]
+        "db",
+        embedder,  # type: ignore[arg-type]
+        layout=Layout(),  # type: ignore[arg-type]
+        page_size=4,
+        round_size=7,
+    )
+    assert sorted(p.name for p in reads) == sorted(file_id_of(f) for f in files)
+    assert result.from_parts == 20 and result.encoded == 10 and set(stored) == set(chunks)
+    assert all(list(stored[cid]) == [9.0, 9.0] for cid, f in chunks.items() if f != "c.jsonl")
