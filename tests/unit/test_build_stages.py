@@ -143,13 +143,12 @@ def test_each_vector_part_is_read_once_and_only_the_rest_is_encoded(
         "fetch_pending_keys",
         lambda d, db, m, limit, after="": pending_rows(after, limit, False),
     )
-    monkeypatch.setattr(
-        build_embeddings.embedding_cypher,
-        "write_vectors",
-        lambda d, db, m, rows: (
-            [stored.__setitem__(r["id"], r["vector"]) for r in rows] and len(rows)
-        ),
-    )
+
+    def write_vectors(d: Any, db: str, m: str, rows: list[dict[str, Any]]) -> int:
+        stored.update((row["id"], row["vector"]) for row in rows)
+        return len(rows)
+
+    monkeypatch.setattr(build_embeddings.embedding_cypher, "write_vectors", write_vectors)
     monkeypatch.setattr(
         build_embeddings.embedding_cypher, "count_pending", lambda *a: len(chunks) - len(stored)
     )
