@@ -122,7 +122,7 @@ def test_build_stores_runs_in_postgres(
         check=False,
     )
     assert generated.returncode == 0, generated.stdout + generated.stderr
-    input_files = [p for p in data.rglob("*.jsonl") if p.name != "questions.jsonl"]
+    input_files = [p for p in data.rglob("*.jsonl") if p.parent != data]
     assert len(input_files) > 1, generated.stdout
 
     before = _run_ids(postgres_server)  # the instance fixture has created the tables
