@@ -71,7 +71,7 @@ def extractive_report(context: ReportContext) -> CommunityReport:
       community); the largest sub-report's title when no member made the context;
     * summary: starts with "Extractive summary:", then size, record types of the members in the
       context (by count), the three most central records, the three most common relationship
-      types, and the sub-reports used;
+      types, the three authorities the members' text names most, and the sub-reports used;
     * rating: :func:`extractive_rating` of the community size and the highest member degree;
     * findings: up to 3 sub-reports, 5 top members (with their excerpts) and 3 top
       relationships, at most 10.
@@ -112,6 +112,13 @@ def extractive_report(context: ReportContext) -> CommunityReport:
             for rel_type, count in sorted(rel_types.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
         )
         sentences.append(f"Most common relationship types: {common}.")
+    if context.mentioned:
+        named = "; ".join(
+            f'"{clip(m.heading, REPORT_TITLE_MAX_CHARS) or m.na_id}" ({m.authority_type}, '
+            f"{_plural(m.count, 'mention')})"
+            for m in context.mentioned[:3]
+        )
+        sentences.append(f"Most mentioned in the records' text: {named}.")
     if context.sub_reports:
         largest = context.sub_reports[0]
         sentences.append(

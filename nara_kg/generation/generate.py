@@ -27,7 +27,12 @@ from nara_kg.generation.llm import LLM, GenerationCache, cached_complete, descri
 from nara_kg.generation.report_context import ReportContext
 from nara_kg.generation.report_parse import ReportFormatError, parse_report
 from nara_kg.generation.report_prompts import format_report_prompt
-from nara_kg.generation.report_rows import context_from_rows, report_context_key, report_row
+from nara_kg.generation.report_rows import (
+    context_from_rows,
+    report_context_key,
+    report_row,
+    top_mentioned,
+)
 from nara_kg.graph import reports as report_cypher
 
 
@@ -153,6 +158,9 @@ def generate_community_reports(
             database,
             {cid: [int(m["naId"]) for m in members_of[cid]] for cid in to_read},
         )
+        mentions = report_cypher.mentions_of_records(
+            driver, database, [int(m["naId"]) for cid in to_read for m in members_of[cid]]
+        )
         for community in batch:
             position += 1
             community_id = community["id"]
@@ -172,6 +180,9 @@ def generate_community_reports(
                     token_budget=token_budget,
                     count_tokens=embedder.count_tokens,
                     row_costs=row_costs,
+                    mentioned=top_mentioned(
+                        mentions, (int(m["naId"]) for m in members_of[community_id])
+                    ),
                 )
                 report, was_cached = generate_report(context, llm, cache)
                 na_ids = frozenset(int(m["naId"]) for m in members_of[community_id])

@@ -9,6 +9,9 @@ Context (GraphRAG, seeds 001-003)
 A community's context is two CSV-like tables, members (``id,title,type,degree,excerpt``) and
 relationships (``id,source,target,type,degree``), members ranked by degree and relationships by
 the combined degree of their two ends, highest first (ties by naId, so the order is total).
+When the members' text names authorities (MENTIONED_IN), a third table, ``-----Mentioned-----``
+(``id,authority,type,mentions,records``), lists the most named, most mentions first; it is no
+candidate for the budget rules below but part of every context (like the section headers).
 
 1. **Everything fits.** When all members and relationships fit ``token_budget``, that is the
    context.
@@ -68,6 +71,18 @@ class RelationshipInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class MentionedInfo:
+    """An authority the members' text names (MENTIONED_IN), with how often."""
+
+    na_id: int
+    heading: str | None
+    authority_type: str
+    #: Times the members' chunks name it, and the members that do.
+    count: int
+    records: int
+
+
+@dataclass(frozen=True, slots=True)
 class SubReport:
     community_id: str
     #: Number of members of the sub-community: substitution goes largest first.
@@ -97,12 +112,15 @@ class ReportContext:
     #: Size of the whole community, whatever fit the budget.
     members_total: int
     relationships_total: int
+    #: The authorities most mentioned in the members' text, in the text when any.
+    mentioned: tuple[MentionedInfo, ...] = ()
 
 
 _SUB_HEADER = "-----Sub-community reports-----\n```csv\nid,size,title,summary,findings\n"
 _SUB_FOOTER = "```\n"
 _MEMBER_HEADER = "-----Records-----\n```csv\nid,title,type,degree,excerpt\n"
 _REL_HEADER = "-----Relationships-----\n```csv\nid,source,target,type,degree\n"
+_MENTIONED_HEADER = "-----Mentioned-----\n```csv\nid,authority,type,mentions,records\n"
 _FOOTER = "```\n"
 
 
@@ -162,11 +180,28 @@ def _sub_row(sub: SubReport) -> str:
     )
 
 
-def _render(sub_rows: Sequence[str], member_rows: Sequence[str], rel_rows: Sequence[str]) -> str:
+def render_mentioned(mentioned: Sequence[MentionedInfo]) -> str:
+    """The Mentioned table ("" when nothing is mentioned, so such a context reads as before)."""
+    if not mentioned:
+        return ""
+    rows = [
+        _csv_row([m.na_id, clip(m.heading, TITLE_MAX_CHARS), m.authority_type, m.count, m.records])
+        for m in mentioned
+    ]
+    return "".join([_MENTIONED_HEADER, *rows, _FOOTER])
+
+
+def _render(
+    sub_rows: Sequence[str],
+    member_rows: Sequence[str],
+    rel_rows: Sequence[str],
+    mentioned: str = "",
+) -> str:
     parts: list[str] = []
     if sub_rows:
         parts.extend([_SUB_HEADER, *sub_rows, _SUB_FOOTER])
     parts.extend([_MEMBER_HEADER, *member_rows, _FOOTER, _REL_HEADER, *rel_rows, _FOOTER])
+    parts.append(mentioned)
     return "".join(parts)
 
 
@@ -185,6 +220,8 @@ class _Ranked:
     rels: list[RelationshipInfo]
     member_rows: dict[int, str]
     rel_rows: dict[_RelKey, str]
+    #: The rendered Mentioned table: part of every selection, like the section headers.
+    mentioned: str = ""
 
     @classmethod
     def of(
@@ -280,6 +317,7 @@ def _render_selection(ranked: _Ranked, selection: _Selection) -> str:
         [_sub_row(sub) for sub in selection.subs],
         [ranked.member_rows[m.na_id] for m in ranked.members if m.na_id in selection.member_ids],
         [ranked.rel_rows[_rel_key(r)] for r in ranked.rels if _rel_key(r) in selection.rel_keys],
+        ranked.mentioned,
     )
 
 
@@ -287,7 +325,7 @@ def _greedy(
     ranked: _Ranked, sub_order: Sequence[SubReport], budget: _Budget
 ) -> tuple[_Selection, str, int]:
     """Step 3: fill in priority order until the next element would not fit."""
-    base = budget.count(_render([], [], []))
+    base = budget.count(_render([], [], [], ranked.mentioned))
     sub_section = budget.row(_SUB_HEADER + _SUB_FOOTER)
     used = base
     # Every addition is logged so that a real count over budget can undo the latest ones.
@@ -340,11 +378,14 @@ def build_context(
     token_budget: int,
     count_tokens: TokenCounter,
     row_costs: dict[str, int] | None = None,
+    mentioned: Sequence[MentionedInfo] = (),
 ) -> ReportContext:
     """The report context of one community within `token_budget` (rules in the module doc).
 
     `row_costs` (row text -> tokens) may be shared between the calls of one run with the same
-    `count_tokens`: a member's row reads the same at every level of the hierarchy.
+    `count_tokens`: a member's row reads the same at every level of the hierarchy. `mentioned`
+    (the authorities most named in the members' text, ranked) is a table of its own after the
+    relationships, left out only when the budget cannot hold it beside the empty sections.
     """
     ranked = _Ranked.of(members, relationships)
     budget = _Budget(count_tokens, token_budget, row_costs)
@@ -353,6 +394,13 @@ def build_context(
         raise ValueError(
             f"token budget {token_budget} is smaller than the empty context ({skeleton} tokens)"
         )
+    ranked.mentioned = render_mentioned(mentioned)
+    if ranked.mentioned:
+        with_mentioned = budget.count(_render([], [], [], ranked.mentioned))
+        if with_mentioned > token_budget:
+            ranked.mentioned, mentioned = "", ()
+        else:
+            skeleton = with_mentioned
 
     def result(selection: _Selection, text: str, tokens: int) -> ReportContext:
         included_members = tuple(m for m in ranked.members if m.na_id in selection.member_ids)
@@ -381,6 +429,7 @@ def build_context(
             sub_reports=tuple(selection.subs),
             members_total=len(ranked.members),
             relationships_total=len(ranked.rels),
+            mentioned=tuple(mentioned),
         )
 
     # 1. Everything.

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from nara_kg.generation.community_report import CommunityReport
 from nara_kg.generation.report_context import (
     MemberInfo,
+    MentionedInfo,
     RelationshipInfo,
     ReportContext,
     SubReport,
@@ -30,6 +31,32 @@ def _excerpt(text: str | None, limit: int = 300) -> str | None:
     return body[:limit] or None
 
 
+#: Authorities listed in a report context's Mentioned table.
+MENTIONED_LIMIT = 10
+
+
+def top_mentioned(
+    mentions: Mapping[int, Sequence[Mapping[str, Any]]],
+    na_ids: Iterable[int],
+    limit: int = MENTIONED_LIMIT,
+) -> list[MentionedInfo]:
+    """The `limit` authorities most named in these records' text (`mentions`: record naId ->
+    rows of :func:`nara_kg.graph.reports.mentions_of_records`): most mentions first, then
+    most records, then naId. An authority that is itself a member still counts."""
+    totals: dict[int, list[Any]] = {}
+    for na_id in sorted(set(na_ids)):
+        for row in mentions.get(na_id, ()):
+            authority = int(row["authority"])
+            entry = totals.setdefault(authority, [row["heading"], row["type"] or "", 0, 0])
+            entry[2] += int(row["count"] or 0)
+            entry[3] += 1
+    ranked = sorted(totals.items(), key=lambda kv: (-kv[1][2], -kv[1][3], kv[0]))
+    return [
+        MentionedInfo(authority, heading, kind, count, records)
+        for authority, (heading, kind, count, records) in ranked[:limit]
+    ]
+
+
 def context_from_rows(
     community: Mapping[str, Any],
     members: Sequence[Mapping[str, Any]],
@@ -39,9 +66,11 @@ def context_from_rows(
     token_budget: int,
     count_tokens: TokenCounter,
     row_costs: dict[str, int],
+    mentioned: Sequence[MentionedInfo] = (),
 ) -> ReportContext:
     """:func:`build_context` of one community from the rows of :mod:`nara_kg.graph.reports`
-    (`done`: community id -> its report and its members' naIds, for the sub-communities)."""
+    (`done`: community id -> its report and its members' naIds, for the sub-communities;
+    `mentioned`: :func:`top_mentioned` of its members)."""
     return build_context(
         community["id"],
         int(community["level"]),
@@ -75,6 +104,7 @@ def context_from_rows(
         token_budget=token_budget,
         count_tokens=count_tokens,
         row_costs=row_costs,
+        mentioned=mentioned,
     )
 
 

@@ -17,6 +17,7 @@ from nara_kg.model.schema import (
     CommunityProp,
     Index,
     Label,
+    MentionProp,
     Prop,
     Rel,
 )
@@ -31,6 +32,7 @@ LEIDEN_CONFIG: dict[str, Any] = {
     "gamma": 1.0,
     "theta": 0.01,
     "tolerance": 0.0001,
+    "relationship_weight_property": "weight",
 }
 
 COMMUNITY_RELATIONSHIPS: tuple[str, ...] = (
@@ -39,21 +41,35 @@ COMMUNITY_RELATIONSHIPS: tuple[str, ...] = (
 )
 _REL_PATTERN = "|".join(COMMUNITY_RELATIONSHIPS)
 
-#: First chunks only (one node per record, stub or authority); undirected, unweighted: an
-#: Includes or a reference says "these belong together" with no strength to weigh. The naId
-#: rides along as a node property so results map back without a lookup per node. Rows are
-#: sorted by naId so GDS numbers the nodes in the same order whatever the store's internal ids
-#: are: Leiden's seeded randomness then sees the same graph after an incremental update as after
-#: a rebuild from scratch.
+#: First chunks only (one node per record, stub or authority); undirected. An Includes or a
+#: reference says "these belong together" with no strength to weigh: weight 1. An authority
+#: named in a record's text (MENTIONED_IN, from any of the record's chunks) joins the two with
+#: the number of times the record names it. The naId rides along as a node property so results
+#: map back without a lookup per node. Rows are sorted by naId (then weight) so GDS numbers the
+#: nodes and edges in the same order whatever the store's internal ids are: Leiden's seeded
+#: randomness then sees the same graph after an incremental update as after a rebuild from
+#: scratch.
 PROJECT = f"""
 MATCH (source:{Label.CHUNK} {{{Prop.CHUNK_SEQ_ID}: 0}})
-OPTIONAL MATCH (source)-[r:{_REL_PATTERN}]->(target:{Label.CHUNK} {{{Prop.CHUNK_SEQ_ID}: 0}})
-WITH source, target ORDER BY source.{Prop.NA_ID}, target.{Prop.NA_ID}
+CALL {{
+  WITH source
+  OPTIONAL MATCH (source)-[:{_REL_PATTERN}]->(target:{Label.CHUNK} {{{Prop.CHUNK_SEQ_ID}: 0}})
+  RETURN target, 1.0 AS weight
+  UNION ALL
+  WITH source
+  MATCH (source)-[m:{Rel.MENTIONED_IN}]->(chunk:{Label.CHUNK})
+  WITH chunk.{Prop.NA_ID} AS record, sum(m.{MentionProp.COUNT}) AS total
+  MATCH (target:{Label.CHUNK} {{{Prop.CHUNK_ID}: toString(record) + '-0'}})
+  RETURN target, toFloat(total) AS weight
+}}
+WITH source, target, weight ORDER BY source.{Prop.NA_ID}, target.{Prop.NA_ID}, weight
 RETURN gds.graph.project(
     $graph_name, source, target,
     {{sourceNodeProperties: {{naId: source.{Prop.NA_ID}}},
       targetNodeProperties: CASE WHEN target IS NULL THEN null
-                                 ELSE {{naId: target.{Prop.NA_ID}}} END}},
+                                 ELSE {{naId: target.{Prop.NA_ID}}} END,
+      relationshipProperties: CASE WHEN target IS NULL THEN null
+                                   ELSE {{weight: weight}} END}},
     {{undirectedRelationshipTypes: ['*']}}
 )
 """

@@ -10,7 +10,7 @@ from neo4j import Driver
 from nara_kg.graph.batches import read_all, vector_values, write_batches, write_one
 from nara_kg.graph.communities import COMMUNITY_RELATIONSHIPS
 from nara_kg.graph.search import FILTER_PREDICATE
-from nara_kg.model.schema import CommunityProp, Index, Label, Prop, Rel
+from nara_kg.model.schema import CommunityProp, Index, Label, MentionProp, Prop, Rel
 
 #: Community properties, short: every statement below reads several.
 _C = CommunityProp
@@ -76,6 +76,15 @@ RETURN a.{Prop.NA_ID} AS source, b.{Prop.NA_ID} AS target, type(r) AS type,
        coalesce(a.{Prop.TITLE}, a.{Prop.HEADING}) AS sourceTitle,
        coalesce(b.{Prop.TITLE}, b.{Prop.HEADING}) AS targetTitle,
        COUNT {{ (a)-[:{_RELS}]-() }} + COUNT {{ (b)-[:{_RELS}]-() }} AS degree
+"""
+
+#: The authorities named in the given records' chunks (MENTIONED_IN), with the times named.
+MENTIONS_OF_RECORDS = f"""
+UNWIND $naIds AS id
+MATCH (a:{Label.CHUNK})-[r:{Rel.MENTIONED_IN}]->(:{Label.CHUNK} {{{Prop.NA_ID}: id}})
+RETURN id AS record, a.{Prop.NA_ID} AS authority,
+       coalesce(a.{Prop.HEADING}, a.{Prop.TITLE}) AS heading, a.{Prop.NODE_TYPE} AS type,
+       sum(r.{MentionProp.COUNT}) AS count
 """
 
 WRITE_REPORTS = f"""
@@ -179,6 +188,18 @@ def relationships_within(
             if int(row["target"]) in inside
         ]
     return result
+
+
+def mentions_of_records(
+    driver: Driver, database: str, na_ids: Sequence[int]
+) -> dict[int, list[dict[str, Any]]]:
+    """Per record naId, the authorities its chunks name (rows of :data:`MENTIONS_OF_RECORDS`)."""
+    wanted = sorted(set(na_ids))
+    found: dict[int, list[dict[str, Any]]] = {}
+    if wanted:
+        for row in read_all(driver, database, MENTIONS_OF_RECORDS, naIds=wanted):
+            found.setdefault(int(row["record"]), []).append(row)
+    return found
 
 
 def write_reports(driver: Driver, database: str, rows: list[dict[str, Any]]) -> int:

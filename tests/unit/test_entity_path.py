@@ -68,9 +68,8 @@ def test_provenance_links_anchor_to_hit_records() -> None:
     path = EntityPath(edges=[PathEdge(1, Rel.MENTIONED_IN, 10, "10-1", 2)])
     path.anchors = question_anchors(graph_linker(AUTHORITIES), "Floyd R. Kimball")
     path.edges.append(PathEdge(1, Rel.MENTIONED_IN, 99, "99-0", 1))  # not a hit: left out
-    data = local_provenance([hit], {10}, path).to_dict()
-    assert {"source": "record:1", "type": "MENTIONED_IN", "target": "record:10"} in data[
-        "relationships"
-    ]
-    assert [n["naId"] for n in data["nodes"]] == [10, 1]
-    assert all(edge["target"] != "record:99" for edge in data["relationships"])
+    provenance = local_provenance([hit], {10}, path)
+    links = [edge.to_dict() for edge in provenance.relationships]
+    assert {"source": "record:1", "type": "MENTIONED_IN", "target": "record:10"} in links
+    assert [node.id for node in provenance.nodes] == ["record:10", "record:1"]
+    assert all(edge["target"] != "record:99" for edge in links)
