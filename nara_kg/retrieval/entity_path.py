@@ -8,7 +8,10 @@ set). Each authority it names is an anchor; from each anchor the path takes
 * one hop over the authority relationships (creator, subject, donor, ...): the records the
   anchor is cited by,
 
-at most `PER_ANCHOR` of each. An anchor with more than `MAX_ANCHOR_DEGREE` such edges is
+at most `PER_ANCHOR` of each. The anchors' own records lead the ranking (a question naming an
+authority most often asks about it: "Who was Floyd Kimball?") unless the question asks for the
+records that mention, name or cite it (:data:`MENTION_CUES`), where the authority's own record
+is not what is wanted. An anchor with more than `MAX_ANCHOR_DEGREE` such edges is
 skipped: an authority cited or named by thousands of records ("United States. Congress") says
 nothing about which of them the question wants, and walking it would cost more than the rest of
 the search. The records are ranked by how many anchors reach them, then by mentions, then by
@@ -22,6 +25,7 @@ or removes no node is seen after :func:`clear_entity_linkers` or a restart.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from threading import Lock
@@ -40,6 +44,12 @@ MAX_ANCHOR_DEGREE: Final = 2_000
 PER_ANCHOR: Final = 50
 #: Most anchors one question contributes (in order of appearance).
 MAX_ANCHORS: Final = 8
+#: Words of a question that asks for the records naming an authority, not the authority itself.
+MENTION_CUES: Final = re.compile(
+    r"\b(?:mention\w*|nam(?:e|es|ed|ing)|appear\w*|refer\w*|cit(?:e|es|ed|ing)|"
+    r"says? about|said about|writ(?:e|es|ten) about)\b",
+    re.IGNORECASE,
+)
 #: The chunk id the question gets when it is linked (it is no record: no mention is dropped as
 #: the record naming itself).
 _QUESTION: Final = "question"
@@ -127,6 +137,18 @@ def rank_records(edges: Iterable[PathEdge]) -> list[tuple[int, str]]:
     return [(na_id, best[na_id][1]) for na_id in ranked]
 
 
+def path_ranking(
+    question: str, anchors: Iterable[Anchor], edges: Iterable[PathEdge]
+) -> list[tuple[int, str]]:
+    """The anchors' own records first (unless the question asks for the records that mention
+    them), then :func:`rank_records` of the edges."""
+    own = (
+        [] if MENTION_CUES.search(question) else [(a.na_id, chunk_id(a.na_id, 0)) for a in anchors]
+    )
+    first = {na_id for na_id, _ in own}
+    return own + [record for record in rank_records(edges) if record[0] not in first]
+
+
 _linkers: dict[tuple[str, tuple[tuple[str, int], ...]], EntityLinker] = {}
 _linkers_lock = Lock()
 
@@ -162,6 +184,7 @@ def entity_path(
     path = EntityPath(anchors=question_anchors(linker_for(driver, database), question))
     if not path.anchors:
         return path
+    path.ranking = path_ranking(question, path.anchors, [])
     degrees = cypher.anchor_degrees(driver, database, [chunk_id(a.na_id, 0) for a in path.anchors])
     kept = []
     for anchor in path.anchors:
@@ -183,5 +206,5 @@ def entity_path(
         for row in cypher.anchor_neighbours(driver, database, kept, per_anchor)
         if row["naId"] is not None
     ]
-    path.ranking = rank_records(path.edges)
+    path.ranking = path_ranking(question, path.anchors, path.edges)
     return path

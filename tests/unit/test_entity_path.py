@@ -5,9 +5,11 @@ from __future__ import annotations
 from nara_kg.model.schema import Rel
 from nara_kg.retrieval.ask import local_provenance
 from nara_kg.retrieval.entity_path import (
+    Anchor,
     EntityPath,
     PathEdge,
     graph_linker,
+    path_ranking,
     question_anchors,
     rank_records,
 )
@@ -73,3 +75,15 @@ def test_provenance_links_anchor_to_hit_records() -> None:
     assert {"source": "record:1", "type": "MENTIONED_IN", "target": "record:10"} in links
     assert [node.id for node in provenance.nodes] == ["record:10", "record:1"]
     assert all(edge["target"] != "record:99" for edge in links)
+
+
+def test_anchor_leads_unless_the_question_asks_for_mentions() -> None:
+    anchor = Anchor(1, "person", "Kimball, Floyd R., 1890-1960", "Floyd R. Kimball")
+    edges = [PathEdge(1, Rel.MENTIONED_IN, 10, "10-0", 2), PathEdge(1, Rel.CREATOR, 1, "1-0")]
+    assert path_ranking("Who was Floyd R. Kimball?", [anchor], edges) == [(1, "1-0"), (10, "10-0")]
+    for question in (
+        "Which records mention Floyd R. Kimball?",
+        "Find the records that name Floyd R. Kimball.",
+        "What do the records say about Floyd R. Kimball?",
+    ):
+        assert path_ranking(question, [anchor], edges)[0] == (10, "10-0")
