@@ -102,31 +102,24 @@ RETURN c {{.*, {Prop.EMBEDDING}: null, {Prop.TEXT}: null}} AS props
 ORDER BY c.{Prop.NA_ID}
 """
 
-#: Out-degree of each anchor over MENTIONED_IN and the authority relationships.
-ANCHOR_DEGREES = f"""
-UNWIND $chunkIds AS id
-MATCH (a:{Label.CHUNK} {{{Prop.CHUNK_ID}: id}})
-RETURN a.{Prop.NA_ID} AS naId, COUNT {{ (a)-[:{Rel.MENTIONED_IN}|{_REFERENCES}]->() }} AS degree
-"""
-
-#: One anchor's chunks that mention it (most mentions first) and the records it is a creator,
-#: subject, ... of, each capped at $perAnchor.
+#: Each anchor's out-degree over MENTIONED_IN and the authority relationships and, when that
+#: is at most $maxDegree, the chunks that mention it (most mentions first) and the records it is
+#: a creator, subject, ... of, each capped at $perAnchor: [naId, chunkId, type, count] lists.
 ANCHOR_NEIGHBOURS = f"""
 UNWIND $chunkIds AS id
 MATCH (a:{Label.CHUNK} {{{Prop.CHUNK_ID}: id}})
-CALL {{
-  WITH a
-  MATCH (a)-[m:{Rel.MENTIONED_IN}]->(c:{Label.CHUNK})
-  RETURN c.{Prop.NA_ID} AS naId, c.{Prop.CHUNK_ID} AS chunkId, type(m) AS rel,
-         m.{MentionProp.COUNT} AS count
-  ORDER BY count DESC, chunkId LIMIT $perAnchor
-  UNION ALL
-  WITH a
-  MATCH (a)-[r:{_REFERENCES}]->(c:{Label.CHUNK})
-  RETURN c.{Prop.NA_ID} AS naId, c.{Prop.CHUNK_ID} AS chunkId, type(r) AS rel, 0 AS count
-  ORDER BY naId, rel LIMIT $perAnchor
+WITH a, COUNT {{ (a)-[:{Rel.MENTIONED_IN}|{_REFERENCES}]->() }} AS degree
+CALL (a, degree) {{
+  MATCH (a)-[m:{Rel.MENTIONED_IN}]->(c:{Label.CHUNK}) WHERE degree <= $maxDegree
+  WITH c, m ORDER BY m.{MentionProp.COUNT} DESC, c.{Prop.CHUNK_ID} LIMIT $perAnchor
+  RETURN collect([c.{Prop.NA_ID}, c.{Prop.CHUNK_ID}, type(m), m.{MentionProp.COUNT}]) AS mentions
 }}
-RETURN a.{Prop.NA_ID} AS anchor, naId, chunkId, rel, count
+CALL (a, degree) {{
+  MATCH (a)-[r:{_REFERENCES}]->(c:{Label.CHUNK}) WHERE degree <= $maxDegree
+  WITH c, r ORDER BY c.{Prop.NA_ID}, type(r) LIMIT $perAnchor
+  RETURN collect([c.{Prop.NA_ID}, c.{Prop.CHUNK_ID}, type(r), 0]) AS related
+}}
+RETURN a.{Prop.NA_ID} AS anchor, degree, mentions + related AS edges
 """
 
 
@@ -140,15 +133,12 @@ def authority_properties(driver: Driver, database: str) -> list[dict[str, Any]]:
         return [dict(r["props"]) for r in session.run(AUTHORITY_FIRST_CHUNKS)]
 
 
-def anchor_degrees(driver: Driver, database: str, chunk_ids: list[str]) -> dict[int, int]:
-    with driver.session(database=database, default_access_mode="READ") as session:
-        result = session.run(ANCHOR_DEGREES, chunkIds=chunk_ids)
-        return {r["naId"]: r["degree"] for r in result}
-
-
 def anchor_neighbours(
-    driver: Driver, database: str, chunk_ids: list[str], per_anchor: int
+    driver: Driver, database: str, chunk_ids: list[str], per_anchor: int, max_degree: int
 ) -> list[dict[str, Any]]:
+    """Rows of :data:`ANCHOR_NEIGHBOURS`: anchor, degree, edges."""
     with driver.session(database=database, default_access_mode="READ") as session:
-        result = session.run(ANCHOR_NEIGHBOURS, chunkIds=chunk_ids, perAnchor=per_anchor)
+        result = session.run(
+            ANCHOR_NEIGHBOURS, chunkIds=chunk_ids, perAnchor=per_anchor, maxDegree=max_degree
+        )
         return [dict(r) for r in result]

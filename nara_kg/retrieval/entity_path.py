@@ -184,27 +184,16 @@ def entity_path(
     path = EntityPath(anchors=question_anchors(linker_for(driver, database), question))
     if not path.anchors:
         return path
-    path.ranking = path_ranking(question, path.anchors, [])
-    degrees = cypher.anchor_degrees(driver, database, [chunk_id(a.na_id, 0) for a in path.anchors])
-    kept = []
-    for anchor in path.anchors:
-        degree = degrees.get(anchor.na_id, 0)
-        if degree > max_degree:
-            path.skipped[anchor.na_id] = degree
-        elif degree:
-            kept.append(chunk_id(anchor.na_id, 0))
-    if not kept:
-        return path
-    path.edges = [
-        PathEdge(
-            int(row["anchor"]),
-            str(row["rel"]),
-            int(row["naId"]),
-            str(row["chunkId"]),
-            int(row["count"] or 0),
+    rows = cypher.anchor_neighbours(
+        driver, database, [chunk_id(a.na_id, 0) for a in path.anchors], per_anchor, max_degree
+    )
+    for row in rows:
+        if row["degree"] > max_degree:
+            path.skipped[int(row["anchor"])] = int(row["degree"])
+        path.edges.extend(
+            PathEdge(int(row["anchor"]), str(rel), int(na_id), str(chunk), int(count or 0))
+            for na_id, chunk, rel, count in row["edges"]
+            if na_id is not None
         )
-        for row in cypher.anchor_neighbours(driver, database, kept, per_anchor)
-        if row["naId"] is not None
-    ]
     path.ranking = path_ranking(question, path.anchors, path.edges)
     return path
