@@ -40,7 +40,8 @@ _BODY_FIELD = {
 def change_records(data_dir: Path, share: float, seed: int = 7) -> dict[str, Any]:
     """Edit the body text of `share` of the records, picked at random across all files (the
     unfavourable case for file-level skipping: most files get touched)."""
-    files = sorted(p for p in data_dir.rglob("*.jsonl") if p.name != "questions.jsonl")
+    # The export's files sit below its top folders; questions and labels sit beside them.
+    files = sorted(p for p in data_dir.rglob("*.jsonl") if p.parent != data_dir)
     lines_of = {path: path.read_text(encoding="utf-8").splitlines() for path in files}
     positions = [(path, i) for path in files for i in range(len(lines_of[path]))]
     rng = random.Random(seed)

@@ -305,10 +305,10 @@ def understand(question: str) -> QueryFacts:
         if m[1] not in identifier_numbers and not _YEAR_ALONE.fullmatch(m[1])
     )
     return QueryFacts(
-        tuple(identifiers),
-        na_ids,
-        tuple(dates),
-        tuple(code_parts(m[0]) for m in codes),
+        tuple(identifiers[:MAX_FACTS]),
+        na_ids[:MAX_FACTS],
+        tuple(dates[:MAX_FACTS]),
+        tuple(code_parts(m[0]) for m in codes[:MAX_FACTS]),
         asks_start=bool(_STARTS.search(question)),
         node_types=frozenset(_TYPE_WORDS[m[1].lower()] for m in _TYPE_WORD.finditer(question)),
     )
@@ -408,6 +408,10 @@ def exact_match_score(facts: QueryFacts, record: RecordFacts) -> tuple[int, floa
         fit = 1.0
     return exact, fit
 
+
+#: Most identifiers, codes and dates a question contributes (each is a clause of one Lucene
+#: query, and Lucene refuses more than 1,024; a pasted page of text gains nothing past these).
+MAX_FACTS = 16
 
 #: A query range this short or shorter asks for particular days: records are then ordered by how
 #: well their range fits it before anything else. A longer one ("1942") only nudges the order.

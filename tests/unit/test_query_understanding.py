@@ -7,6 +7,7 @@ from datetime import date
 import pytest
 
 from nara_kg.retrieval.query_understanding import (
+    MAX_FACTS,
     DateRange,
     Identifier,
     exact_match_score,
@@ -139,3 +140,10 @@ def test_parts_of_months_and_beginnings() -> None:
         {"1": long_series, "2": organization, "3": volume},
     )
     assert [key for key, _ in ranked] == ["1", "2", "3"]
+
+
+def test_a_pasted_page_contributes_a_bounded_number_of_facts() -> None:
+    page = " ".join(f"word{i} volume {i} on March {i % 28 + 1}, 1942" for i in range(3_000))
+    facts = understand(page)
+    assert max(len(facts.codes), len(facts.identifiers), len(facts.dates)) <= MAX_FACTS
+    assert title_phrase_query(facts).count(" OR ") < 1_024
