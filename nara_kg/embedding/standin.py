@@ -94,10 +94,10 @@ def hash_vectors(texts: list[str], dimension: int = STANDIN_DIMENSION) -> np.nda
     vectors = np.bincount(rows * dimension + buckets, weights=signs, minlength=count * dimension)
     vectors = vectors.reshape(count, dimension)
     norms = np.linalg.norm(vectors, axis=1)
-    for row in np.flatnonzero(norms == 0.0):  # features that cancel out exactly
-        first = unigrams[np.flatnonzero(unigram_rows == row)[0]]
-        vectors[row, int(first % np.uint64(dimension))] = 1.0
-        norms[row] = 1.0
+    for empty in np.flatnonzero(norms == 0.0):  # features that cancel out exactly
+        first = unigrams[np.flatnonzero(unigram_rows == empty)[0]]
+        vectors[empty, int(first % np.uint64(dimension))] = 1.0
+        norms[empty] = 1.0
     return (vectors / norms[:, None]).astype(np.float32)
 
 
