@@ -92,3 +92,19 @@ def plain_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
         else:
             plain[key] = getattr(value, "value", value)
     return plain
+
+
+def neo4j_writer_asset(*, kinds: set[str] | None = None, **asset_args: Any) -> Any:
+    """`@dg.asset` for a graph-wide asset that writes Neo4j: the group, kinds and owners every
+    asset shares, the Neo4j retry policy, one writer at a time (the `neo4j_writes` pool) and
+    eager automation; `kinds` (Python and Neo4j by default) and `asset_args` are the asset's
+    own (deps, description, check specs)."""
+    return dg.asset(
+        group_name=GROUP,
+        kinds=GRAPH_KINDS if kinds is None else kinds,
+        owners=OWNERS,
+        retry_policy=NEO4J_RETRY,
+        pool=NEO4J_WRITES_POOL,
+        automation_condition=GRAPH_AUTOMATION,
+        **asset_args,
+    )

@@ -6,12 +6,8 @@ from typing import Any
 import dagster as dg
 
 from graph_assets.common import (
-    GRAPH_AUTOMATION,
-    GROUP,
-    NEO4J_RETRY,
-    NEO4J_WRITES_POOL,
-    OWNERS,
     counts_table,
+    neo4j_writer_asset,
     table,
     timed,
 )
@@ -24,14 +20,9 @@ from resources import EmbeddingModel, LLMResource, Neo4jResource, PipelinePaths
 REPORT_TOKEN_BUDGET = 1_200
 
 
-@dg.asset(
-    group_name=GROUP,
+@neo4j_writer_asset(
     kinds={"python", "neo4j", "llm"},
-    owners=OWNERS,
     deps=[graph_communities, text_embeddings],
-    retry_policy=NEO4J_RETRY,
-    pool=NEO4J_WRITES_POOL,
-    automation_condition=GRAPH_AUTOMATION,
     description=(
         "One report per community, finest level first (GraphRAG): members' titles, excerpts "
         "and relationships ranked by degree within a token budget; an over-budget community "

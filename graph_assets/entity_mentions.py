@@ -8,13 +8,8 @@ from typing import Any
 import dagster as dg
 
 from graph_assets.common import (
-    GRAPH_AUTOMATION,
-    GRAPH_KINDS,
-    GROUP,
-    NEO4J_RETRY,
-    NEO4J_WRITES_POOL,
-    OWNERS,
     counts_table,
+    neo4j_writer_asset,
     table,
     timed,
 )
@@ -25,14 +20,8 @@ from quality.names import ENTITY_MENTIONS_LABELS, is_blocking, severity
 from resources import Neo4jResource, PipelinePaths
 
 
-@dg.asset(
-    group_name=GROUP,
-    kinds=GRAPH_KINDS,
-    owners=OWNERS,
+@neo4j_writer_asset(
     deps=[graph_nodes],
-    retry_policy=NEO4J_RETRY,
-    pool=NEO4J_WRITES_POOL,
-    automation_condition=GRAPH_AUTOMATION,
     check_specs=[
         dg.AssetCheckSpec(
             ENTITY_MENTIONS_LABELS,

@@ -6,13 +6,9 @@ from typing import Any
 import dagster as dg
 
 from graph_assets.common import (
-    GRAPH_AUTOMATION,
     GRAPH_KINDS,
-    GROUP,
-    NEO4J_RETRY,
-    NEO4J_WRITES_POOL,
-    OWNERS,
     counts_table,
+    neo4j_writer_asset,
     table,
     timed,
 )
@@ -21,15 +17,10 @@ from nara_kg.build import communities as build_communities
 from resources import Neo4jResource
 
 
-@dg.asset(
-    group_name=GROUP,
+@neo4j_writer_asset(
     kinds=GRAPH_KINDS | {"gds"},
-    owners=OWNERS,
     # entity_mentions by key: its module imports quality, which imports this asset's reports.
     deps=[includes_relationships, authority_relationships, dg.AssetKey("entity_mentions")],
-    retry_policy=NEO4J_RETRY,
-    pool=NEO4J_WRITES_POOL,
-    automation_condition=GRAPH_AUTOMATION,
     description=(
         "Hierarchical Leiden (GDS, through the graphdatascience client) on an undirected "
         "projection of first chunks with Includes + authority relationships; fixed randomSeed "

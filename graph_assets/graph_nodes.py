@@ -5,13 +5,8 @@ from typing import Any
 import dagster as dg
 
 from graph_assets.common import (
-    GRAPH_AUTOMATION,
-    GRAPH_KINDS,
-    GROUP,
-    NEO4J_RETRY,
-    NEO4J_WRITES_POOL,
-    OWNERS,
     counts_table,
+    neo4j_writer_asset,
     timed,
 )
 from graph_assets.file_stages import CHUNKS
@@ -22,14 +17,8 @@ from nara_kg.graph import nodes
 from resources import Neo4jResource, PipelinePaths
 
 
-@dg.asset(
-    group_name=GROUP,
-    kinds=GRAPH_KINDS,
-    owners=OWNERS,
+@neo4j_writer_asset(
     deps=[record_selection, CHUNKS],
-    retry_policy=NEO4J_RETRY,
-    pool=NEO4J_WRITES_POOL,
-    automation_condition=GRAPH_AUTOMATION,
     description=(
         "One node per chunk of a chosen record, labelled Chunk + its record type (+ "
         "recordWithText when its text is embedded), seed 000's properties; chunkId unique, "

@@ -7,12 +7,7 @@ from typing import Any
 import dagster as dg
 
 from graph_assets.common import (
-    GRAPH_AUTOMATION,
-    GRAPH_KINDS,
-    GROUP,
-    NEO4J_RETRY,
-    NEO4J_WRITES_POOL,
-    OWNERS,
+    neo4j_writer_asset,
     table,
     timed,
 )
@@ -37,14 +32,8 @@ def _sync_metadata(results: list[SyncResult], metadata: dict[str, Any]) -> dict[
     }
 
 
-@dg.asset(
-    group_name=GROUP,
-    kinds=GRAPH_KINDS,
-    owners=OWNERS,
+@neo4j_writer_asset(
     deps=[graph_nodes],
-    retry_policy=NEO4J_RETRY,
-    pool=NEO4J_WRITES_POOL,
-    automation_condition=GRAPH_AUTOMATION,
     description=(
         "`Next`: chunk k -> chunk k+1 of the same record. "
         "Core: nara_kg.build.relationships.sync_next."
@@ -57,14 +46,8 @@ def next_relationships(neo4j: Neo4jResource, paths: PipelinePaths) -> dg.Materia
     return dg.MaterializeResult(metadata=_sync_metadata([result], metadata))
 
 
-@dg.asset(
-    group_name=GROUP,
-    kinds=GRAPH_KINDS,
-    owners=OWNERS,
+@neo4j_writer_asset(
     deps=[graph_nodes],
-    retry_policy=NEO4J_RETRY,
-    pool=NEO4J_WRITES_POOL,
-    automation_condition=GRAPH_AUTOMATION,
     description=(
         "`Includes`: the first chunk of a record's nearest ancestor (by `distance`) -> the "
         "record's first chunk; ancestors known only from `ancestors[]` are stub nodes. "
@@ -95,14 +78,8 @@ def includes_relationships(
     )
 
 
-@dg.asset(
-    group_name=GROUP,
-    kinds=GRAPH_KINDS,
-    owners=OWNERS,
+@neo4j_writer_asset(
     deps=[graph_nodes],
-    retry_policy=NEO4J_RETRY,
-    pool=NEO4J_WRITES_POOL,
-    automation_condition=GRAPH_AUTOMATION,
     description=(
         "The eleven naId-authority relationship types (broaderTerm, contributor, creator, "
         "subject, donor, narrowerTerm, organizationalReference, relatedTerm, jurisdiction, "

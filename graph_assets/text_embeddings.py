@@ -6,11 +6,7 @@ from typing import Any
 import dagster as dg
 
 from graph_assets.common import (
-    GRAPH_AUTOMATION,
-    GROUP,
-    NEO4J_RETRY,
-    NEO4J_WRITES_POOL,
-    OWNERS,
+    neo4j_writer_asset,
     timed,
 )
 from graph_assets.file_stages import CHUNK_EMBEDDINGS
@@ -19,14 +15,9 @@ from nara_kg.build import embeddings as build_embeddings
 from resources import EmbeddingModel, Neo4jResource, PipelinePaths
 
 
-@dg.asset(
-    group_name=GROUP,
+@neo4j_writer_asset(
     kinds={"python", "neo4j", "pytorch"},
-    owners=OWNERS,
     deps=[graph_nodes, CHUNK_EMBEDDINGS],
-    retry_policy=NEO4J_RETRY,
-    pool=NEO4J_WRITES_POOL,
-    automation_condition=GRAPH_AUTOMATION,
     description=(
         "Vectors in `textEmbedding` for every chunk whose text or model changed since its last "
         "embedding: taken from the per-file chunk_embeddings parts; the few no part holds "

@@ -5,12 +5,7 @@ from typing import Any
 import dagster as dg
 
 from graph_assets.common import (
-    GRAPH_AUTOMATION,
-    GRAPH_KINDS,
-    GROUP,
-    NEO4J_RETRY,
-    NEO4J_WRITES_POOL,
-    OWNERS,
+    neo4j_writer_asset,
     table,
     timed,
 )
@@ -19,14 +14,8 @@ from nara_kg.graph import indexes
 from resources import EmbeddingModel, Neo4jResource
 
 
-@dg.asset(
-    group_name=GROUP,
-    kinds=GRAPH_KINDS,
-    owners=OWNERS,
+@neo4j_writer_asset(
     deps=[text_embeddings],
-    retry_policy=NEO4J_RETRY,
-    pool=NEO4J_WRITES_POOL,
-    automation_condition=GRAPH_AUTOMATION,
     description=(
         "Vector index `texts_from_records` on :recordWithText(textEmbedding), cosine, the "
         "model's dimension, plus a full-text index over the same text for hybrid search; "
