@@ -7,6 +7,7 @@ downstream of every partition): :mod:`graph_assets.record_selection`,
 :mod:`graph_assets.graph_nodes`, :mod:`graph_assets.text_embeddings`,
 :mod:`graph_assets.vector_index`, :mod:`graph_assets.relationships` (next, includes and
 authority relationships), :mod:`graph_assets.entity_mentions`,
+:mod:`graph_assets.entity_extraction` (off without an LLM),
 :mod:`graph_assets.graph_communities`,
 :mod:`graph_assets.community_reports` and :mod:`graph_assets.retrieval_evaluation`. Shared
 settings and metadata helpers: :mod:`graph_assets.common`; the partitions:
@@ -18,6 +19,7 @@ import datetime as dt
 import dagster as dg
 
 from graph_assets.community_reports import community_reports
+from graph_assets.entity_extraction import entity_extraction
 from graph_assets.entity_mentions import entity_mentions
 from graph_assets.file_stages import FILE_ASSETS, FILE_SPECS, file_stages
 from graph_assets.graph_communities import graph_communities
@@ -42,6 +44,7 @@ GRAPH_WIDE_ASSETS = [
     includes_relationships,
     authority_relationships,
     entity_mentions,
+    entity_extraction,
     graph_communities,
     community_reports,
 ]
@@ -94,6 +97,7 @@ __all__ = [
     "authority_relationships",
     "build_defs",
     "community_reports",
+    "entity_extraction",
     "entity_mentions",
     "file_stages",
     "graph_communities",

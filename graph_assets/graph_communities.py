@@ -20,7 +20,12 @@ from resources import Neo4jResource
 @neo4j_writer_asset(
     kinds=GRAPH_KINDS | {"gds"},
     # entity_mentions by key: its module imports quality, which imports this asset's reports.
-    deps=[includes_relationships, authority_relationships, dg.AssetKey("entity_mentions")],
+    deps=[
+        includes_relationships,
+        authority_relationships,
+        dg.AssetKey("entity_mentions"),
+        dg.AssetKey("entity_extraction"),
+    ],
     description=(
         "Hierarchical Leiden (GDS, through the graphdatascience client) on an undirected "
         "projection of first chunks with Includes + authority relationships; fixed randomSeed "

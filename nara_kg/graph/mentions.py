@@ -35,6 +35,7 @@ def existing_mentions(driver: Driver, database: str) -> DesiredMentions:
     with driver.session(database=database, default_access_mode="READ") as session:
         result = session.run(
             f"MATCH (a:{Label.CHUNK})-[r:{Rel.MENTIONED_IN}]->(b:{Label.CHUNK}) "
+            f"WHERE r.{MentionProp.SOURCE} IS NULL "
             f"RETURN a.{Prop.CHUNK_ID} AS a, b.{Prop.CHUNK_ID} AS b, "
             f"r.{MentionProp.COUNT} AS count, r.{MentionProp.SURFACE} AS surface"
         )
@@ -64,7 +65,8 @@ def sync_mentions(driver: Driver, database: str, desired: DesiredMentions) -> Me
         database,
         f"UNWIND $rows AS e "
         f"MATCH (a:{Label.CHUNK} {{{Prop.CHUNK_ID}: e[0]}})-[r:{Rel.MENTIONED_IN}]->"
-        f"(b:{Label.CHUNK} {{{Prop.CHUNK_ID}: e[1]}}) DELETE r",
+        f"(b:{Label.CHUNK} {{{Prop.CHUNK_ID}: e[1]}}) "
+        f"WHERE r.{MentionProp.SOURCE} IS NULL DELETE r",
         [list(edge) for edge in to_remove],
         batch_size=5_000,
     )

@@ -55,6 +55,9 @@ class Label(StrEnum):
     #: Nodes whose `text` was embedded (the seed's label, kept verbatim).
     RECORD_WITH_TEXT = "recordWithText"
     COMMUNITY = "Community"
+    #: An entity the LLM extracted from chunk text that no authority record stands for
+    #: (entity_extraction; properties in `EntityProp`).
+    ENTITY = "Entity"
 
 
 class Rel(StrEnum):
@@ -66,6 +69,9 @@ class Rel(StrEnum):
     #: An authority named in a chunk's text: the authority's first chunk -> the chunk
     #: (entity_mentions; properties in `MentionProp`).
     MENTIONED_IN = "MENTIONED_IN"
+    #: Two extracted entities (Entity nodes or authorities' first chunks) the LLM found related
+    #: in some chunk (entity_extraction; properties in `EntityProp`).
+    RELATED = "RELATED"
     # Authority relationships: one type per reference list, from the authority's first chunk to
     # the first chunk of the record that holds the reference.
     BROADER_TERM = "broaderTerm"
@@ -133,6 +139,23 @@ class MentionProp:
 
     COUNT: Final = "count"  # occurrences of the authority in the chunk
     SURFACE: Final = "surface"  # the spelling used most, as written in the text
+    #: Set to :data:`LLM_SOURCE` on the mentions entity_extraction writes; absent on the
+    #: linker's, so each asset reads and deletes only its own.
+    SOURCE: Final = "source"
+
+
+#: `MentionProp.SOURCE` of LLM-extracted mentions.
+LLM_SOURCE: Final = "llm"
+
+
+class EntityProp:
+    """Properties of Entity nodes and RELATED relationships (entity_extraction)."""
+
+    ID: Final = "entityId"  # "<type>:<normalized name>"
+    NAME: Final = "name"
+    TYPE: Final = "entityType"
+    DESCRIPTION: Final = "description"
+    WEIGHT: Final = "weight"  # RELATED: summed relationship strengths over chunks
 
 
 class CommunityProp:
