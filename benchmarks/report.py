@@ -176,6 +176,20 @@ def markdown_report(results: dict[str, Any]) -> str:
         "5",
         f"global search p50 / p95 (ms, extractive, {_fmt(glob.get('queries'))} questions)",
         f"{_fmt(r.get('global_search_p50_ms'), 1)} / {_fmt(r.get('global_search_p95_ms'), 1)}",
+        "global_search_p95_ms",
+    )
+    line(
+        "5",
+        "entity_mentions step (s) and its share of the plain encode",
+        f"{_fmt(r.get('entity_mentions_seconds'), 1)} "
+        f"({_fmt(r.get('entity_mentions_embedding_share'), 3)})",
+        "entity_mentions_embedding_share",
+    )
+    line(
+        "5",
+        "entity linking precision / recall against the demo's labels",
+        f"{_fmt(r.get('entity_mentions_precision'), 3)} / "
+        f"{_fmt(r.get('entity_mentions_recall'), 3)}",
     )
     real = r.get("real_questions") or {}
     if real.get("n"):

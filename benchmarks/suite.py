@@ -203,6 +203,14 @@ def run_suite(opts: SuiteOptions, settings: Neo4jSettings, log: Log = quiet) -> 
                 "asset_metadata": full["asset_metadata"],
             }
         )
+        mentions_meta = full["asset_metadata"].get("entity_mentions", {})
+        mentions_s = full["per_asset_seconds"].get("entity_mentions")
+        results["entity_mentions_seconds"] = mentions_s
+        results["entity_mentions_embedding_share"] = rounded(
+            mentions_s / embedding["seconds"] if mentions_s is not None else None, 4
+        )
+        results["entity_mentions_precision"] = mentions_meta.get("label_precision")
+        results["entity_mentions_recall"] = mentions_meta.get("label_recall")
         model = full["model_time"]
         model_seconds = model["load_seconds"] + model["encode_seconds"]
         model_seconds += model["count_tokens_seconds"]

@@ -241,6 +241,7 @@ ENV_BINDINGS: dict[str, tuple[type[dg.ConfigurableResource], dict[str, str]]] = 
             "timeout_s": "NARA_KG_LLM_TIMEOUT_S",
             "connect_timeout_s": "NARA_KG_LLM_CONNECT_TIMEOUT_S",
             "max_retries": "NARA_KG_LLM_MAX_RETRIES",
+            "max_concurrency": "NARA_KG_LLM_MAX_CONCURRENCY",
             "strict": "NARA_KG_LLM_STRICT",
         },
     ),

@@ -9,12 +9,17 @@ An endpoint is `["entity", entityId]` or `["chunk", chunkId]`; the linker's MENT
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from neo4j import Driver
 
-from nara_kg.graph.batches import write_batches
-from nara_kg.model.schema import LLM_SOURCE, EntityProp, Label, MentionProp, Prop, Rel
+from nara_kg.graph.batches import write_batches, write_one
+from nara_kg.model.schema import LLM_SOURCE, EntityProp, Index, Label, MentionProp, Prop, Rel
+
+ENTITY_SCHEMA: Final = (
+    f"CREATE CONSTRAINT {Index.ENTITY_ID_CONSTRAINT} IF NOT EXISTS "
+    f"FOR (n:{Label.ENTITY}) REQUIRE n.{EntityProp.ID} IS UNIQUE"
+)
 
 #: (kind, key): ("entity", entityId) or ("chunk", chunkId).
 Endpoint = tuple[str, str]
@@ -66,6 +71,7 @@ def sync_extraction(
 ) -> ExtractionSync:
     """Entities first (so relationships find them), then RELATED and MENTIONED_IN; what is no
     longer extracted is deleted, Entity nodes last (DETACH)."""
+    write_one(driver, database, ENTITY_SCHEMA)
     current_entities = {
         r["id"]: (r["name"], r["type"], r["description"])
         for r in _read(

@@ -55,8 +55,12 @@ def sync_mentions(driver: Driver, database: str, desired: DesiredMentions) -> Me
         f"UNWIND $rows AS e "
         f"MATCH (a:{Label.CHUNK} {{{Prop.CHUNK_ID}: e[0]}}) "
         f"MATCH (b:{Label.CHUNK} {{{Prop.CHUNK_ID}: e[1]}}) "
-        f"MERGE (a)-[r:{Rel.MENTIONED_IN}]->(b) "
-        f"SET r.{MentionProp.COUNT} = e[2], r.{MentionProp.SURFACE} = e[3]",
+        # Not MERGE: it would adopt an LLM-extracted MENTIONED_IN between the same nodes.
+        f"OPTIONAL MATCH (a)-[old:{Rel.MENTIONED_IN}]->(b) WHERE old.{MentionProp.SOURCE} IS NULL "
+        f"FOREACH (_ IN CASE WHEN old IS NULL THEN [1] ELSE [] END | "
+        f"CREATE (a)-[:{Rel.MENTIONED_IN} "
+        f"{{{MentionProp.COUNT}: e[2], {MentionProp.SURFACE}: e[3]}}]->(b)) "
+        f"SET old.{MentionProp.COUNT} = e[2], old.{MentionProp.SURFACE} = e[3]",
         [[a, b, *desired[(a, b)]] for a, b in to_write],
         batch_size=5_000,
     )
@@ -75,10 +79,11 @@ def sync_mentions(driver: Driver, database: str, desired: DesiredMentions) -> Me
 
 
 def record_mention_pairs(driver: Driver, database: str) -> set[tuple[int, int]]:
-    """(record naId, authority naId) of every MENTIONED_IN in the graph."""
+    """(record naId, authority naId) of every MENTIONED_IN the linker wrote (not the LLM's)."""
     with driver.session(database=database, default_access_mode="READ") as session:
         result = session.run(
-            f"MATCH (a:{Label.CHUNK})-[:{Rel.MENTIONED_IN}]->(b:{Label.CHUNK}) "
+            f"MATCH (a:{Label.CHUNK})-[r:{Rel.MENTIONED_IN}]->(b:{Label.CHUNK}) "
+            f"WHERE r.{MentionProp.SOURCE} IS NULL "
             f"RETURN DISTINCT b.{Prop.NA_ID} AS record, a.{Prop.NA_ID} AS authority"
         )
         return {(r["record"], r["authority"]) for r in result}

@@ -191,6 +191,7 @@ class Index:
     #: Records by the day they begin ("series that begin on March 18, 1942").
     INCLUSIVE_START_DATE: Final = "chunk_inclusive_start_date"
     COMMUNITY_ID_CONSTRAINT: Final = "community_id_unique"
+    ENTITY_ID_CONSTRAINT: Final = "entity_id_unique"
 
 
 #: The GDS in-memory graph that Leiden runs on (projected and dropped by each run).

@@ -18,7 +18,8 @@ from nara_kg.generation.entity_extraction import (
 from nara_kg.generation.llm import GenerationCache, OpenAICompatibleLLM
 from nara_kg.linking.authorities import Authority
 from nara_kg.linking.resolve import EntityResolver, Step, resolve_entities
-from tests.unit.test_llm import FakeServer, Reply, server  # noqa: F401  (the fixture)
+from tests.openai_server import FakeServer, Reply
+from tests.unit.test_llm import server  # noqa: F401  (the fixture)
 
 FIRST = (
     '("entity"<|>FRANKLIN D. ROOSEVELT<|>person<|>President of the United States)\n##\n'

@@ -1,12 +1,9 @@
 from __future__ import annotations
 
-import json
 import socket
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -23,88 +20,16 @@ from nara_kg.generation.llm import (
     cached_complete,
     is_extractive,
 )
+from tests.openai_server import FakeServer, Reply, openai_test_server
 
 API_KEY = "sk-test-SECRET-0123456789"
-
-
-@dataclass
-class Reply:
-    status: int = 200
-    content: str | None = "ok"
-    body: str | None = None  # raw body; overrides `content`
-    headers: dict[str, str] = field(default_factory=dict)
-    delay_s: float = 0.0
-
-
-@dataclass
-class FakeServer:
-    url: str
-    replies: list[Reply]
-    requests: list[dict[str, Any]]
-
-    @property
-    def calls(self) -> int:
-        return len(self.requests)
 
 
 @pytest.fixture
 def server() -> Iterator[FakeServer]:
     """An OpenAI-compatible endpoint on 127.0.0.1 that plays scripted replies in order."""
-    replies: list[Reply] = []
-    requests: list[dict[str, Any]] = []
-    lock = threading.Lock()
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length", "0"))
-            payload = json.loads(self.rfile.read(length))
-            with lock:
-                requests.append(
-                    {
-                        "path": self.path,
-                        "authorization": self.headers.get("Authorization"),
-                        "json": payload,
-                    }
-                )
-                reply = replies.pop(0) if replies else Reply(status=500, body="no reply scripted")
-            if reply.delay_s:
-                time.sleep(reply.delay_s)
-            if reply.body is not None:
-                body = reply.body
-            else:
-                body = json.dumps(
-                    {
-                        "choices": [
-                            {"index": 0, "message": {"role": "assistant", "content": reply.content}}
-                        ]
-                    }
-                )
-            data = body.encode("utf-8")
-            try:
-                self.send_response(reply.status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for name, value in reply.headers.items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(data)
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # the client gave up (timeout test)
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    httpd.block_on_close = False
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    host, port = httpd.server_address[:2]
-    try:
-        yield FakeServer(url=f"http://{host!s}:{port}/v1/", replies=replies, requests=requests)
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with openai_test_server() as fake:
+        yield fake
 
 
 def make_client(server: FakeServer, sleeps: list[float], **kwargs: Any) -> OpenAICompatibleLLM:
