@@ -274,6 +274,62 @@ def _remaining(
     return members, rels
 
 
+@dataclass
+class _Coverage:
+    """When substituting the first k sub-reports (in order) covers each member and relationship:
+    a member from the first sub-community that holds it, a relationship from the first that
+    holds both its ends. Lets step 2 price every k in one pass instead of once per k (which grew
+    with the square of a coarse community's sub-communities)."""
+
+    member_at: dict[int, int]
+    rel_at: dict[_RelKey, int]
+
+    @classmethod
+    def of(cls, ranked: _Ranked, sub_order: Sequence[SubReport]) -> _Coverage:
+        subs_of: dict[int, list[int]] = {}
+        for index, sub in enumerate(sub_order):
+            for na_id in sub.member_na_ids:
+                subs_of.setdefault(na_id, []).append(index)
+        member_at = {m.na_id: subs_of[m.na_id][0] for m in ranked.members if m.na_id in subs_of}
+        rel_at: dict[_RelKey, int] = {}
+        for rel in ranked.rels:
+            source = subs_of.get(rel.source_na_id)
+            target = subs_of.get(rel.target_na_id)
+            if source and target:
+                shared = set(source).intersection(target)
+                if shared:
+                    rel_at[_rel_key(rel)] = min(shared)
+        return cls(member_at, rel_at)
+
+    def remaining(self, ranked: _Ranked, k: int) -> tuple[list[MemberInfo], list[RelationshipInfo]]:
+        """`_remaining(ranked, sub_order[:k])`, without walking the sub-reports."""
+        members = [m for m in ranked.members if self.member_at.get(m.na_id, k) >= k]
+        rels = [r for r in ranked.rels if self.rel_at.get(_rel_key(r), k) >= k]
+        return members, rels
+
+    def rest_costs(self, ranked: _Ranked, budget: _Budget, subs: int) -> list[int]:
+        """Tokens of the members and relationships left after substituting the first k, for
+        k = 1..subs."""
+        freed = [0] * (subs + 1)
+        total = 0
+        for member in ranked.members:
+            cost = budget.row(ranked.member_rows[member.na_id])
+            total += cost
+            if member.na_id in self.member_at:
+                freed[self.member_at[member.na_id]] += cost
+        for rel in ranked.rels:
+            key = _rel_key(rel)
+            cost = budget.row(ranked.rel_rows[key])
+            total += cost
+            if key in self.rel_at:
+                freed[self.rel_at[key]] += cost
+        costs: list[int] = []
+        for k in range(1, subs + 1):
+            total -= freed[k - 1]
+            costs.append(total)
+        return costs
+
+
 def _leaf_schedule(
     members: Sequence[MemberInfo], rels: Sequence[RelationshipInfo]
 ) -> list[MemberInfo | RelationshipInfo]:
@@ -450,20 +506,17 @@ def build_context(
     # 2. Substitute sub-reports, largest sub-community first, until the whole context fits.
     sub_order = sorted(sub_reports, key=lambda sub: (-sub.size, sub.community_id))
     sub_section = budget.row(_SUB_HEADER + _SUB_FOOTER)
+    coverage = _Coverage.of(ranked, sub_order)
+    rest_costs = coverage.rest_costs(ranked, budget, len(sub_order)) if sub_order else []
+    sub_costs = 0
     for k in range(1, len(sub_order) + 1):
-        subs = sub_order[:k]
-        rest_members, rest_rels = _remaining(ranked, subs)
-        estimate = (
-            skeleton
-            + sub_section
-            + sum(budget.row(_sub_row(sub)) for sub in subs)
-            + sum(budget.row(ranked.member_rows[m.na_id]) for m in rest_members)
-            + sum(budget.row(ranked.rel_rows[_rel_key(r)]) for r in rest_rels)
-        )
+        sub_costs += budget.row(_sub_row(sub_order[k - 1]))
+        estimate = skeleton + sub_section + sub_costs + rest_costs[k - 1]
         if estimate > token_budget:
             continue
+        rest_members, rest_rels = coverage.remaining(ranked, k)
         selection = _Selection(
-            subs=list(subs),
+            subs=sub_order[:k],
             member_ids={m.na_id for m in rest_members},
             rel_keys={_rel_key(r) for r in rest_rels},
         )

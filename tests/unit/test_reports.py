@@ -324,6 +324,34 @@ def test_a_context_far_over_budget_is_never_counted_whole_and_row_costs_are_shar
     assert not rows & set(counted)
 
 
+@pytest.mark.parametrize("seed", range(12))
+def test_substitution_prices_every_k_in_one_pass_as_the_direct_sums(seed: int) -> None:
+    """Step 2's one-pass prices equal the per-k sums they replace (which grew with the square
+    of the sub-communities), overlapping sub-communities and foreign naIds included."""
+    import random
+
+    from nara_kg.generation import report_context as rc
+
+    rng = random.Random(seed)
+    members = [member(i, rng.randint(0, 9), rng.randint(0, 4)) for i in range(1, 60)]
+    rels = [
+        rel(rng.randint(1, 59), rng.randint(1, 59), rng.randint(0, 9), rng.choice(["A", "B"]))
+        for _ in range(120)
+    ]
+    subs = [sub(f"s{i}", {rng.randint(1, 70) for _ in range(rng.randint(1, 15))}) for i in range(9)]
+    ranked = rc._Ranked.of(members, rels)
+    order = sorted(subs, key=lambda s: (-s.size, s.community_id))
+    budget = rc._Budget(count_words, 10_000)
+    coverage = rc._Coverage.of(ranked, order)
+    costs = coverage.rest_costs(ranked, budget, len(order))
+    for k in range(1, len(order) + 1):
+        rest_members, rest_rels = rc._remaining(ranked, order[:k])
+        assert coverage.remaining(ranked, k) == (rest_members, rest_rels)
+        assert costs[k - 1] == sum(
+            budget.row(ranked.member_rows[m.na_id]) for m in rest_members
+        ) + sum(budget.row(ranked.rel_rows[rc._rel_key(r)]) for r in rest_rels)
+
+
 def test_excerpts_are_clipped_and_flattened() -> None:
     long_member = MemberInfo(1, "A, title", "item", 1, "line one\nline two " + "x" * 1000, None)
     context = build_context(
