@@ -26,6 +26,7 @@ from typing import Any
 
 import pytest
 
+from graph_assets import GRAPH_WIDE_ASSETS, retrieval_evaluation
 from tests.service.dagster_api import Backfill, DagsterGraphQL
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -36,17 +37,12 @@ SERVICE_LOGS = ARTIFACTS / "service"
 #: The target contract of the per-file partitions.
 PARTITIONS_DEF = "nara_input_files"
 FILE_ASSETS = ("raw_jsonl", "parsed_records", "chunks", "chunk_embeddings")
-GRAPH_ASSETS = (
-    "record_selection",
-    "graph_nodes",
-    "text_embeddings",
-    "vector_index",
-    "next_relationships",
-    "includes_relationships",
-    "authority_relationships",
-    "graph_communities",
-    "community_reports",
-    "retrieval_evaluation",
+#: Every graph-wide asset of the Definitions (read from them, so a new asset is backfilled and
+#: checked here too).
+GRAPH_ASSETS = tuple(
+    key.to_user_string()
+    for asset in [*GRAPH_WIDE_ASSETS, retrieval_evaluation]
+    for key in asset.keys
 )
 POOLS = ("neo4j_writes", "embedding_model")
 
