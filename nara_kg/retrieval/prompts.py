@@ -100,14 +100,9 @@ Answer: I cannot respond to your request based on the available archival
 materials.
 """
 
-#: Seed 001's GLOBAL_MAP_POINTS (GraphRAG's map prompt), for archival community reports, with
-#: JSON output and the supporting report's id on each point. `{context_data}`, `{query}`.
-MAP_PROMPT: Final = """
-You are a helpful assistant responding to questions about records of the U.S. National Archives,
-summarised in the community reports provided.
-
-
----Goal---
+#: The map step's goal and output format: stated before the reports and again after the query,
+#: as GraphRAG's prompt does.
+_MAP_GOAL: Final = """---Goal---
 
 Generate a response consisting of a list of key points that responds to the user's question,
 summarizing all relevant information in the input community reports.
@@ -121,7 +116,19 @@ Each key point in the response should have the following elements:
 - description: A comprehensive description of the point.
 - score: An integer score between 0-100 that indicates how important the point is in answering
 the user's question. An 'I don't know' type of response should have a score of 0.
-- community_id: the id of the community report that supports the point.
+- community_id: the id of the community report that supports the point."""
+
+#: Seed 001's GLOBAL_MAP_POINTS (GraphRAG's map prompt), for archival community reports, with
+#: JSON output and the supporting report's id on each point. `{context_data}`, `{query}`.
+MAP_PROMPT: Final = (
+    """
+You are a helpful assistant responding to questions about records of the U.S. National Archives,
+summarised in the community reports provided.
+
+
+"""
+    + _MAP_GOAL
+    + """
 
 The response should be JSON formatted as follows:
 {{
@@ -144,21 +151,9 @@ Do not include information where the supporting evidence for it is not provided.
 
 {query}
 
----Goal---
-
-Generate a response consisting of a list of key points that responds to the user's question,
-summarizing all relevant information in the input community reports.
-
-You should use the data provided in the community reports below as the primary context for
-generating the response.
-If you don't know the answer or if the input reports do not contain sufficient information to
-provide an answer, just say so. Do not make anything up.
-
-Each key point in the response should have the following elements:
-- description: A comprehensive description of the point.
-- score: An integer score between 0-100 that indicates how important the point is in answering
-the user's question. An 'I don't know' type of response should have a score of 0.
-- community_id: the id of the community report that supports the point.
+"""
+    + _MAP_GOAL
+    + """
 
 The response shall preserve the original meaning and use of modal verbs such as "shall", "may"
 or "will".
@@ -172,6 +167,7 @@ The response should be JSON formatted as follows:
 ]
 }}
 """
+)
 
 #: Seed 001's GLOBAL_QUERY, with GraphRAG's reduce instructions (analysts' points, best first)
 #: and seed 000's refusal sentence. `{report_data}`, `{query}`.
