@@ -34,12 +34,11 @@ def entity_extraction(
     from nara_kg.generation.llm import GenerationCache, is_extractive
 
     generator = llm.get_llm()
-    metadata: dict[str, Any] = {}
     if is_extractive(generator):
         context.log.info(extraction.SKIPPED_NO_LLM)
-        metadata["seconds"] = dg.MetadataValue.float(0.0)
-        return dg.MaterializeResult(metadata={**metadata, "skipped": extraction.SKIPPED_NO_LLM})
+        return dg.MaterializeResult(metadata={"seconds": 0.0, "skipped": extraction.SKIPPED_NO_LLM})
     paths.llm_cache_path.parent.mkdir(parents=True, exist_ok=True)
+    metadata: dict[str, Any] = {}
     embedder = embedding_model.get_embedder()
     with GenerationCache(paths.llm_cache_path) as cache, timed(metadata):
         result = extraction.extract_entities(

@@ -22,6 +22,7 @@ from nara_kg.embedding.encoder import DEFAULT_BACKEND, DEFAULT_MODEL, Embedder
 from nara_kg.embedding.standin import STANDIN_BACKEND, StandinEmbedder
 from nara_kg.generation.llm import (
     DEFAULT_CONNECT_TIMEOUT_S,
+    DEFAULT_MAX_CONCURRENCY,
     DEFAULT_MAX_RETRIES,
     DEFAULT_TIMEOUT_S,
     LLM,
@@ -139,7 +140,7 @@ class LLMResource(dg.ConfigurableResource):
     timeout_s: float = DEFAULT_TIMEOUT_S
     connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S
     max_retries: int = DEFAULT_MAX_RETRIES
-    max_concurrency: int = 4
+    max_concurrency: int = DEFAULT_MAX_CONCURRENCY
     temperature: float = 0.0
     #: Off: when the LLM does not answer, `ask` answers with the extractive method and says
     #: so. On: that failure is an error.

@@ -26,7 +26,7 @@ from nara_kg.generation.entity_extraction import (
     ChunkExtraction,
     extract_chunk,
 )
-from nara_kg.generation.llm import LLM, GenerationCache, is_extractive
+from nara_kg.generation.llm import DEFAULT_MAX_CONCURRENCY, LLM, GenerationCache, is_extractive
 from nara_kg.graph.extraction import (
     DesiredEntities,
     DesiredExtractedMentions,
@@ -44,8 +44,6 @@ from nara_kg.model.schema import AUTHORITY_TYPES, chunk_id
 from nara_kg.model.tables import Col
 
 SKIPPED_NO_LLM = "skipped: no LLM configured"
-#: Chunks in flight at once when the caller does not say (the OpenAI client's own bound).
-DEFAULT_WORKERS = 4
 #: Seconds between progress lines.
 PROGRESS_EVERY_S = 30.0
 
@@ -75,7 +73,7 @@ def extract_entities(
     *,
     max_gleanings: int = DEFAULT_MAX_GLEANINGS,
     threshold: float = EMBEDDING_THRESHOLD,
-    workers: int = DEFAULT_WORKERS,
+    workers: int = DEFAULT_MAX_CONCURRENCY,
     log: Log = quiet,
 ) -> ExtractionResult:
     """Extract every description chunk, resolve, and make the graph's extracted entities equal
@@ -106,9 +104,8 @@ def extract_entities(
             llm, row[Col.CHUNK_ID], row[Col.TEXT], cache, max_gleanings=max_gleanings
         )
 
-    pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="extract")
     last_report = time.monotonic()
-    with pool:
+    with ThreadPoolExecutor(max(1, workers), thread_name_prefix="extract") as pool:
         for row, extraction in zip(described, pool.map(extract, described), strict=True):
             if time.monotonic() - last_report >= PROGRESS_EVERY_S:
                 last_report = time.monotonic()

@@ -49,6 +49,8 @@ class LLMUnreachable(LLMError):
 DEFAULT_CONNECT_TIMEOUT_S = 3.0
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_MAX_RETRIES = 2
+#: Requests in flight at once from one client (entity extraction sends this many chunks).
+DEFAULT_MAX_CONCURRENCY = 4
 
 
 class LLM(Protocol):
@@ -134,7 +136,7 @@ class OpenAICompatibleLLM:
         connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
         max_retries: int = DEFAULT_MAX_RETRIES,
         backoff_s: float = 1.0,
-        max_concurrency: int = 4,
+        max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
         temperature: float = 0.0,
         max_tokens: int = 1500,
         sleep: Callable[[float], None] = time.sleep,

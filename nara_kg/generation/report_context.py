@@ -263,17 +263,6 @@ def _internal_to_one(rel: RelationshipInfo, subs: Sequence[SubReport]) -> bool:
     )
 
 
-def _remaining(
-    ranked: _Ranked, subs: Sequence[SubReport]
-) -> tuple[list[MemberInfo], list[RelationshipInfo]]:
-    covered: set[int] = set()
-    for sub in subs:
-        covered |= sub.member_na_ids
-    members = [m for m in ranked.members if m.na_id not in covered]
-    rels = [r for r in ranked.rels if not _internal_to_one(r, subs)]
-    return members, rels
-
-
 @dataclass
 class _Coverage:
     """When substituting the first k sub-reports (in order) covers each member and relationship:
@@ -302,7 +291,8 @@ class _Coverage:
         return cls(member_at, rel_at)
 
     def remaining(self, ranked: _Ranked, k: int) -> tuple[list[MemberInfo], list[RelationshipInfo]]:
-        """`_remaining(ranked, sub_order[:k])`, without walking the sub-reports."""
+        """The members not in the first k sub-communities and the relationships not inside one
+        of them, in rank order."""
         members = [m for m in ranked.members if self.member_at.get(m.na_id, k) >= k]
         rels = [r for r in ranked.rels if self.rel_at.get(_rel_key(r), k) >= k]
         return members, rels
@@ -378,7 +368,7 @@ def _render_selection(ranked: _Ranked, selection: _Selection) -> str:
 
 
 def _greedy(
-    ranked: _Ranked, sub_order: Sequence[SubReport], budget: _Budget
+    ranked: _Ranked, sub_order: Sequence[SubReport], coverage: _Coverage, budget: _Budget
 ) -> tuple[_Selection, str, int]:
     """Step 3: fill in priority order until the next element would not fit."""
     base = budget.count(_render([], [], [], ranked.mentioned))
@@ -394,7 +384,7 @@ def _greedy(
         used += cost
         subs.append(sub)
         log.append(sub)
-    members, rels = _remaining(ranked, subs)
+    members, rels = coverage.remaining(ranked, len(subs))  # subs: a prefix of sub_order
     selection = _Selection(subs=subs, member_ids=set(), rel_keys=set())
     for item in _leaf_schedule(members, rels):
         if isinstance(item, MemberInfo):
@@ -526,5 +516,5 @@ def build_context(
             return result(selection, text, tokens)
 
     # 3. Nothing complete fits: fill greedily and say so.
-    selection, text, tokens = _greedy(ranked, sub_order, budget)
+    selection, text, tokens = _greedy(ranked, sub_order, coverage, budget)
     return result(selection, text, tokens)

@@ -345,7 +345,10 @@ def test_substitution_prices_every_k_in_one_pass_as_the_direct_sums(seed: int) -
     coverage = rc._Coverage.of(ranked, order)
     costs = coverage.rest_costs(ranked, budget, len(order))
     for k in range(1, len(order) + 1):
-        rest_members, rest_rels = rc._remaining(ranked, order[:k])
+        # The direct computation: every member outside the k, every relationship not inside one.
+        covered = set().union(*(sub.member_na_ids for sub in order[:k]))
+        rest_members = [m for m in ranked.members if m.na_id not in covered]
+        rest_rels = [r for r in ranked.rels if not rc._internal_to_one(r, order[:k])]
         assert coverage.remaining(ranked, k) == (rest_members, rest_rels)
         assert costs[k - 1] == sum(
             budget.row(ranked.member_rows[m.na_id]) for m in rest_members
