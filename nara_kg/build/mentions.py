@@ -167,29 +167,24 @@ def _aliases(layout: WorkLayout) -> dict[int, int]:
     return read_aliases(layout) if layout.aliases.exists() else {}
 
 
-def link_mentions(layout: WorkLayout, *, labels_path: Path | None = None) -> MentionsResult:
-    """Every chosen chunk's mentions (cached chunks reused), the cache rewritten; no Neo4j."""
-    rows = list(
-        iter_chunks(
-            layout,
-            [
-                Col.CHUNK_ID,
-                Col.NA_ID,
-                Col.CHUNK_SEQ_ID,
-                Col.NODE_TYPE,
-                Col.TEXT,
-                Col.PROPS,
-                Col.ROW_HASH,
-                Col.REFERENCES,
-            ],
-        )
-    )
-    aliases = _aliases(layout)
-    firsts = [row for row in rows if row[Col.CHUNK_SEQ_ID] == 0]
-    linker, authorities = build_linker(firsts, aliases)
+_RECORD_COLUMNS: Final = [Col.NA_ID, Col.CHUNK_SEQ_ID, Col.NODE_TYPE, Col.PROPS, Col.REFERENCES]
+_LINK_COLUMNS: Final = [Col.CHUNK_ID, Col.NA_ID, Col.TEXT, Col.ROW_HASH]
+
+
+def _records_and_linker(
+    layout: WorkLayout, aliases: Mapping[int, int]
+) -> tuple[dict[int, _Record], EntityLinker, list[Authority]]:
+    """Each chosen record's linking context and the linker, from the first chunks only (read
+    without their text, so memory follows the number of records, not of chunk bytes)."""
     records: dict[int, _Record] = {}
-    for row in firsts:
+    authority_rows: list[dict[str, Any]] = []
+    for row in iter_chunks(layout, _RECORD_COLUMNS):
+        if row[Col.CHUNK_SEQ_ID] != 0:
+            continue
         props = json.loads(row[Col.PROPS])
+        is_authority = row[Col.NODE_TYPE] in AUTHORITY_TYPES
+        if is_authority:
+            authority_rows.append(row)
         references = frozenset(
             aliases.get(int(na_id), int(na_id))
             for _, na_id, *_ in json.loads(row[Col.REFERENCES] or "[]")
@@ -198,17 +193,26 @@ def link_mentions(layout: WorkLayout, *, labels_path: Path | None = None) -> Men
         records[row[Col.NA_ID]] = _Record(
             references,
             tuple(a for a in ancestors if isinstance(a, int)),
-            None if row[Col.NODE_TYPE] in AUTHORITY_TYPES else record_years(props),
+            None if is_authority else record_years(props),
         )
+    linker, authorities = build_linker(authority_rows, aliases)
+    return records, linker, authorities
+
+
+def link_mentions(layout: WorkLayout, *, labels_path: Path | None = None) -> MentionsResult:
+    """Every chosen chunk's mentions (cached chunks reused), the cache rewritten; no Neo4j.
+
+    Chunks are streamed file by file: only one chunk's text is held at a time."""
+    records, linker, authorities = _records_and_linker(layout, _aliases(layout))
     result = MentionsResult(
         authorities=len(authorities),
         surface_forms=len(linker.matcher),
         fingerprint=linker.fingerprint(),
     )
     cache = _read_cache(layout.mentions_cache)
-    out: list[dict[str, str]] = []
+    out: dict[str, list[str]] = {name: [] for name in _CACHE_SCHEMA.names}
     started = time.perf_counter()
-    for row in rows:
+    for row in iter_chunks(layout, _LINK_COLUMNS):
         record = records.get(row[Col.NA_ID])
         ancestor_authorities, digest = _context(record, records)
         key = _cache_key(row[Col.ROW_HASH], digest, result.fingerprint)
@@ -236,18 +240,15 @@ def link_mentions(layout: WorkLayout, *, labels_path: Path | None = None) -> Men
                 ensure_ascii=False,
             )
             result.relinked += 1
-        out.append(
-            {
-                "chunkId": row[Col.CHUNK_ID],
-                "key": key,
-                "mentions": mentions_json,
-                "ambiguous": ambiguous_json,
-            }
-        )
+        out["chunkId"].append(row[Col.CHUNK_ID])
+        out["key"].append(key)
+        out["mentions"].append(mentions_json)
+        out["ambiguous"].append(ambiguous_json)
         _count(result, row, json.loads(mentions_json), json.loads(ambiguous_json))
     result.link_seconds = time.perf_counter() - started
+    del cache
     layout.mentions_cache.parent.mkdir(parents=True, exist_ok=True)
-    write_table(pa.Table.from_pylist(out, schema=_CACHE_SCHEMA), layout.mentions_cache)
+    write_table(pa.Table.from_pydict(out, schema=_CACHE_SCHEMA), layout.mentions_cache)
     if labels_path is not None and labels_path.exists():
         result.labels = score_labels(result.record_pairs, load_labels(labels_path))
     return result
