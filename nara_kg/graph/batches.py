@@ -51,6 +51,18 @@ def read_all(
     return [record.data() for record in records]
 
 
+def read_values(
+    driver: Driver, database: str, statement: str, **params: Any
+) -> Sequence[dict[str, Any]]:
+    """`read_all` for statements that return only values, maps and lists (no nodes,
+    relationships or paths): rows are taken as the driver decoded them, skipping the recursive
+    conversion of `Record.data()`, which cost searches several milliseconds per query."""
+    records, _, _ = driver.execute_query(
+        Query(cast(LiteralString, statement)), params, database_=database, routing_="r"
+    )
+    return [dict(zip(record.keys(), record.values(), strict=True)) for record in records]
+
+
 def write_one(driver: Driver, database: str, statement: str, **params: Any) -> Any:
     _, summary, _ = driver.execute_query(
         Query(cast(LiteralString, statement)), params, database_=database

@@ -14,26 +14,8 @@ from typing import Any
 
 from neo4j import Driver
 
-from nara_kg.graph.batches import read_all
+from nara_kg.graph.batches import read_all, read_values
 from nara_kg.model.schema import AUTHORITY_RELATIONSHIPS, Index, Label, Prop, Rel
-
-VECTOR_CANDIDATES = f"""
-CALL db.index.vector.queryNodes('{Index.VECTOR}', $k, $vector) YIELD node, score
-RETURN node.{Prop.CHUNK_ID} AS chunkId, node.{Prop.NA_ID} AS naId, score
-"""
-
-FULLTEXT_CANDIDATES = f"""
-CALL db.index.fulltext.queryNodes('{Index.FULLTEXT}', $query, {{limit: $k}}) YIELD node, score
-RETURN node.{Prop.CHUNK_ID} AS chunkId, node.{Prop.NA_ID} AS naId, score
-"""
-
-#: Records whose title holds a phrase the question names exactly ("volume 512", "march 1942"):
-#: the dense list blurs numbers, so these join the candidates however the two lists rank them.
-EXACT_TITLE_CANDIDATES = f"""
-CALL db.index.fulltext.queryNodes('{Index.FULLTEXT}', $query, {{limit: $k}}) YIELD node, score
-WHERE node.{Prop.CHUNK_SEQ_ID} = 0
-RETURN node.{Prop.CHUNK_ID} AS chunkId, node.{Prop.NA_ID} AS naId, score
-"""
 
 _TEXT = Label.RECORD_WITH_TEXT
 _AUTHORITY_TYPES = "|".join(rel.value for rel in AUTHORITY_RELATIONSHIPS)
@@ -87,6 +69,42 @@ def _date_start(n: str) -> str:
 def _date_end(n: str) -> str:
     return f"coalesce({_own_end(n)}, {_nearest_dated_ancestor(n, _own_end('a'))})"
 
+
+#: What the exact match compares for a candidate record, read from its first chunk `first`: its
+#: title, its own dates and its codes. The unfiltered candidate queries return these beside each
+#: candidate, so re-ranking by the question's identifiers and dates costs no extra round trip.
+_FACT_FIELDS = f"""first.{Prop.CHUNK_ID} AS firstChunkId,
+       coalesce(first.{Prop.TITLE}, first.{Prop.HEADING}) AS title,
+       first.{Prop.NODE_TYPE} AS nodeType,
+       {_own_start("first")} AS dateStart, {_own_end("first")} AS dateEnd,
+       [first.{Prop.LOCAL_IDENTIFIER}] + coalesce(first.{Prop.VARIANT_CONTROL_NUMBERS}, [])
+           AS codes"""
+
+_VECTOR_QUERY = f"CALL db.index.vector.queryNodes('{Index.VECTOR}', $k, $vector) YIELD node, score"
+_FULLTEXT_QUERY = (
+    f"CALL db.index.fulltext.queryNodes('{Index.FULLTEXT}', $query, {{limit: $k}}) "
+    "YIELD node, score"
+)
+_CANDIDATE_FIELDS = f"node.{Prop.CHUNK_ID} AS chunkId, node.{Prop.NA_ID} AS naId, score"
+#: A candidate with its record's facts (`_FACT_FIELDS`), in the index's order.
+_WITH_FACTS = f"""
+OPTIONAL MATCH (first:{Label.CHUNK} {{{Prop.NA_ID}: node.{Prop.NA_ID}, {Prop.CHUNK_SEQ_ID}: 0}})
+RETURN {_CANDIDATE_FIELDS}, {_FACT_FIELDS}
+ORDER BY score DESC
+"""
+
+VECTOR_CANDIDATES = f"{_VECTOR_QUERY}\nRETURN {_CANDIDATE_FIELDS}"
+VECTOR_CANDIDATES_WITH_FACTS = _VECTOR_QUERY + _WITH_FACTS
+FULLTEXT_CANDIDATES = f"{_FULLTEXT_QUERY}\nRETURN {_CANDIDATE_FIELDS}"
+FULLTEXT_CANDIDATES_WITH_FACTS = _FULLTEXT_QUERY + _WITH_FACTS
+
+#: Records whose title holds a phrase the question names exactly ("volume 512", "march 1942"):
+#: the dense list blurs numbers, so these join the candidates however the two lists rank them.
+EXACT_TITLE_CANDIDATES = f"""{_FULLTEXT_QUERY}
+WHERE node.{Prop.CHUNK_SEQ_ID} = 0
+WITH node, node AS first, score
+RETURN {_CANDIDATE_FIELDS}, {_FACT_FIELDS}
+"""
 
 #: The filters of :class:`~nara_kg.retrieval.filters.SearchFilters` on a record's first chunk
 #: `first`. One static text: an unset filter is a null parameter, so nothing from a request is ever
@@ -235,19 +253,25 @@ RETURN first.{Prop.NA_ID} AS naId, properties(first) AS properties, textList,
 
 
 def vector_candidates(
-    driver: Driver, database: str, vector: list[float], k: int
+    driver: Driver, database: str, vector: list[float], k: int, *, with_facts: bool = False
 ) -> list[dict[str, Any]]:
-    return list(read_all(driver, database, VECTOR_CANDIDATES, k=k, vector=vector))
+    """The k nearest chunks; `with_facts` adds each one's record facts (`_FACT_FIELDS`)."""
+    statement = VECTOR_CANDIDATES_WITH_FACTS if with_facts else VECTOR_CANDIDATES
+    return list(read_values(driver, database, statement, k=k, vector=vector))
 
 
-def fulltext_candidates(driver: Driver, database: str, query: str, k: int) -> list[dict[str, Any]]:
+def fulltext_candidates(
+    driver: Driver, database: str, query: str, k: int, *, with_facts: bool = False
+) -> list[dict[str, Any]]:
+    """The k best full-text chunks; `with_facts` adds each one's record facts."""
     if not query.strip():
         return []
-    return list(read_all(driver, database, FULLTEXT_CANDIDATES, k=k, query=query))
+    statement = FULLTEXT_CANDIDATES_WITH_FACTS if with_facts else FULLTEXT_CANDIDATES
+    return list(read_values(driver, database, statement, k=k, query=query))
 
 
 def expand_hits(driver: Driver, database: str, chunk_ids: list[str]) -> list[dict[str, Any]]:
-    return list(read_all(driver, database, EXPAND_HITS, chunkIds=chunk_ids))
+    return list(read_values(driver, database, EXPAND_HITS, chunkIds=chunk_ids))
 
 
 def vector_candidates_filtered(
@@ -260,7 +284,7 @@ def vector_candidates_filtered(
     filters: dict[str, Any],
 ) -> list[dict[str, Any]]:
     return list(
-        read_all(
+        read_values(
             driver, database, VECTOR_CANDIDATES_FILTERED, vector=vector, size=size, k=k, **filters
         )
     )
@@ -272,7 +296,7 @@ def fulltext_candidates_filtered(
     if not query.strip():
         return []
     return list(
-        read_all(
+        read_values(
             driver, database, FULLTEXT_CANDIDATES_FILTERED, query=query, size=size, k=k, **filters
         )
     )
@@ -284,7 +308,7 @@ def vector_exact_filtered(
     """Exact cosine over the records that pass the filters: from the `within` records when
     there are any (index lookups), else a scan of every record's first chunk."""
     statement = VECTOR_EXACT_WITHIN if filters.get("withinIds") is not None else VECTOR_EXACT_SCAN
-    return list(read_all(driver, database, statement, vector=vector, k=k, **filters))
+    return list(read_values(driver, database, statement, vector=vector, k=k, **filters))
 
 
 def indexed_chunks(driver: Driver, database: str) -> int:
@@ -308,24 +332,18 @@ def exact_title_candidates(
 ) -> list[dict[str, Any]]:
     if not query.strip():
         return []
-    return list(read_all(driver, database, EXACT_TITLE_CANDIDATES, k=k, query=query))
+    return list(read_values(driver, database, EXACT_TITLE_CANDIDATES, k=k, query=query))
 
 
-#: What the exact match compares for each candidate record: its title and its own dates.
 CANDIDATE_FACTS = f"""
 UNWIND $naIds AS wanted
 MATCH (first:{Label.CHUNK} {{{Prop.NA_ID}: wanted, {Prop.CHUNK_SEQ_ID}: 0}})
-RETURN wanted AS naId, first.{Prop.CHUNK_ID} AS chunkId,
-       coalesce(first.{Prop.TITLE}, first.{Prop.HEADING}) AS title,
-       first.{Prop.NODE_TYPE} AS nodeType,
-       {_own_start("first")} AS dateStart, {_own_end("first")} AS dateEnd,
-       [first.{Prop.LOCAL_IDENTIFIER}] + coalesce(first.{Prop.VARIANT_CONTROL_NUMBERS}, [])
-           AS codes
+RETURN wanted AS naId, {_FACT_FIELDS}
 """
 
 
 def candidate_facts(driver: Driver, database: str, na_ids: list[int]) -> list[dict[str, Any]]:
-    return list(read_all(driver, database, CANDIDATE_FACTS, naIds=na_ids))
+    return list(read_values(driver, database, CANDIDATE_FACTS, naIds=na_ids))
 
 
 #: Records that begin within a range of days (the range index on the start date answers it).
@@ -334,7 +352,7 @@ MATCH (first:{Label.CHUNK})
 WHERE first.{Prop.INCLUSIVE_START_DATE} >= $fromDate
   AND first.{Prop.INCLUSIVE_START_DATE} <= $toDate
   AND first.{Prop.CHUNK_SEQ_ID} = 0
-RETURN first.{Prop.NA_ID} AS naId
+RETURN first.{Prop.NA_ID} AS naId, {_FACT_FIELDS}
 LIMIT $k
 """
 
@@ -343,5 +361,5 @@ def starting_within(
     driver: Driver, database: str, from_date: str, to_date: str, k: int
 ) -> list[dict[str, Any]]:
     return list(
-        read_all(driver, database, STARTING_WITHIN, fromDate=from_date, toDate=to_date, k=k)
+        read_values(driver, database, STARTING_WITHIN, fromDate=from_date, toDate=to_date, k=k)
     )

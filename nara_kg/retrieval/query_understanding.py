@@ -18,6 +18,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
+from functools import lru_cache
 
 #: Words that introduce an identifier in the catalog's titles ("Volume 544 A", "Box 12").
 IDENTIFIER_WORDS = (
@@ -338,6 +339,21 @@ class RecordFacts:
     node_type: str = ""
 
 
+#: Record titles whose dates and identifiers are kept parsed: the same records come back as
+#: candidates query after query, and parsing their titles was a fifth of a search's time.
+TITLE_CACHE_SIZE = 65_536
+
+
+@lru_cache(maxsize=TITLE_CACHE_SIZE)
+def _title_dates(title: str) -> tuple[DateRange, ...]:
+    return tuple(find_dates(title))
+
+
+@lru_cache(maxsize=TITLE_CACHE_SIZE)
+def _title_identifiers(title: str) -> frozenset[Identifier]:
+    return frozenset(find_identifiers(title))
+
+
 def record_facts(
     na_id: int,
     title: str | None,
@@ -349,7 +365,7 @@ def record_facts(
     """A record's facts: dates from its title (file units carry them there) or its own dates,
     and its catalog codes."""
     title = title or ""
-    ranges = find_dates(title)
+    ranges = list(_title_dates(title))
     first = _iso_date(start)
     own = _range(first, _iso_date(end or start)) if start else None
     if own is not None:
@@ -381,7 +397,7 @@ def exact_match_score(facts: QueryFacts, record: RecordFacts) -> tuple[int, floa
     if facts.na_ids and record.na_id in facts.na_ids:
         exact += 2
     if facts.identifiers:
-        title_ids = set(find_identifiers(record.title))
+        title_ids = _title_identifiers(record.title)
         for wanted in facts.identifiers:
             if wanted in title_ids or (
                 wanted.word == _ANY_UNIT

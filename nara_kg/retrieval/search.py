@@ -206,7 +206,7 @@ def _filtered_candidates(
 @cache
 def _background() -> ThreadPoolExecutor:
     """Threads for the candidate queries that need no query vector (made on first use)."""
-    return ThreadPoolExecutor(max_workers=2, thread_name_prefix="local-search")
+    return ThreadPoolExecutor(max_workers=6, thread_name_prefix="local-search")
 
 
 #: Recent query vectors: the chat page asks and then searches the same words, and evaluation
@@ -245,50 +245,64 @@ def require_query(text: str) -> str:
     return text
 
 
+def _exact_candidates(
+    driver: Driver, database: str, facts: QueryFacts, n_candidates: int
+) -> list[dict[str, Any]]:
+    """The records the question names exactly: titles holding its phrases, its naIds, and for
+    "began in ..." questions those starting within a narrow date; with their facts where the
+    query read them. Needs no vector, so it runs beside the encoding."""
+    rows = list(
+        cypher.exact_title_candidates(driver, database, title_phrase_query(facts), n_candidates)
+    )
+    rows += [{"naId": na_id} for na_id in facts.na_ids]
+    if facts.asks_start:
+        for wanted in facts.dates:
+            if wanted.days <= NARROW_DATE_DAYS:
+                rows += cypher.starting_within(
+                    driver,
+                    database,
+                    wanted.start.isoformat(),
+                    wanted.end.isoformat(),
+                    n_candidates,
+                )
+    return rows
+
+
 def _exact_rerank(
     driver: Driver,
     database: str,
     fused: list[tuple[str, float]],
     facts: QueryFacts,
-    n_candidates: int,
     *,
-    widen: bool,
+    known: Sequence[dict[str, Any]] = (),
+    extra: Sequence[dict[str, Any]] = (),
 ) -> tuple[list[tuple[str, float]], dict[str, str]]:
-    """The fused candidates, reordered by :func:`~nara_kg.retrieval.query_understanding.rerank`;
-    with `widen` (no filters to respect) joined first by the records whose titles or naIds the
-    question names exactly."""
+    """The fused candidates, joined by the `extra` records the question names exactly, reordered
+    by :func:`~nara_kg.retrieval.query_understanding.rerank`. Facts come from the `known` and
+    `extra` rows that carry them (`firstChunkId` set); the others are read in one query."""
     pool = dict(fused)
-    if widen:
-        for row in cypher.exact_title_candidates(
-            driver, database, title_phrase_query(facts), n_candidates
-        ):
-            pool.setdefault(str(row["naId"]), 0.0)
-        for na_id in facts.na_ids:
-            pool.setdefault(str(na_id), 0.0)
-        if facts.asks_start:
-            for wanted in facts.dates:
-                if wanted.days <= NARROW_DATE_DAYS:
-                    for row in cypher.starting_within(
-                        driver,
-                        database,
-                        wanted.start.isoformat(),
-                        wanted.end.isoformat(),
-                        n_candidates,
-                    ):
-                        pool.setdefault(str(row["naId"]), 0.0)
-    rows = cypher.candidate_facts(driver, database, [int(key) for key in pool])
+    for row in extra:
+        pool.setdefault(str(row["naId"]), 0.0)
+    rows_by_record = {
+        str(row["naId"]): row for row in (*known, *extra) if row.get("firstChunkId") is not None
+    }
+    unknown = [int(key) for key in pool if key not in rows_by_record]
+    if unknown:
+        for row in cypher.candidate_facts(driver, database, unknown):
+            rows_by_record[str(row["naId"])] = row
     records = {
-        str(row["naId"]): record_facts(
-            int(row["naId"]),
+        key: record_facts(
+            int(key),
             row["title"],
             row["dateStart"],
             row["dateEnd"],
             [str(code) for code in row["codes"] if code],
             str(row["nodeType"] or ""),
         )
-        for row in rows
+        for key, row in rows_by_record.items()
+        if key in pool
     }
-    first_chunk = {str(row["naId"]): str(row["chunkId"]) for row in rows}
+    first_chunk = {key: str(row["firstChunkId"]) for key, row in rows_by_record.items()}
     present = [(key, score) for key, score in pool.items() if key in records]
     return rerank(present, facts, records), first_chunk
 
@@ -309,6 +323,8 @@ def local_search(
     started = time.perf_counter()
     n_candidates = max(k * CANDIDATES_PER_RESULT, 20)
     path: EntityPath | None = None
+    facts = understand(query)
+    exact: list[dict[str, Any]] = []
     if filters.active:
         vector = _query_vector(encode, query)
         params = filter_parameters(driver, database, filters)
@@ -316,9 +332,20 @@ def local_search(
             driver, database, vector, lucene_query(query), n_candidates, params
         )
     else:
-        # The full-text side needs no vector: it runs while the query is encoded.
+        # Everything that needs no vector runs while the query is encoded; the candidate
+        # lists carry their records' facts when the question names identifiers or dates.
         text_side = _background().submit(
-            cypher.fulltext_candidates, driver, database, lucene_query(query), n_candidates
+            cypher.fulltext_candidates,
+            driver,
+            database,
+            lucene_query(query),
+            n_candidates,
+            with_facts=facts.any,
+        )
+        exact_side = (
+            _background().submit(_exact_candidates, driver, database, facts, n_candidates)
+            if facts.any
+            else None
         )
         entity_side = (
             _background().submit(find_entity_path, driver, database, query, per_anchor=n_candidates)
@@ -326,8 +353,11 @@ def local_search(
             else None
         )
         vector = _query_vector(encode, query)
-        by_vector = cypher.vector_candidates(driver, database, vector, n_candidates)
+        by_vector = cypher.vector_candidates(
+            driver, database, vector, n_candidates, with_facts=facts.any
+        )
         by_text = text_side.result()
+        exact = exact_side.result() if exact_side is not None else []
         path = entity_side.result() if entity_side is not None else None
 
     # Rank records, not chunks: a record's best chunk stands for it in each list.
@@ -351,10 +381,9 @@ def local_search(
         rankings.append(entity_order)
     fused = reciprocal_rank_fusion(rankings)
     chunk_for = {**entity_chunk, **text_chunk, **vector_chunk}
-    facts = understand(query)
     if facts.any:
         fused, exact_chunk = _exact_rerank(
-            driver, database, fused, facts, n_candidates, widen=not filters.active
+            driver, database, fused, facts, known=[*by_vector, *by_text], extra=exact
         )
         chunk_for = {**exact_chunk, **chunk_for}
     fused = fused[:k]
