@@ -176,15 +176,12 @@ class _Stages:
             force=self.force,
             preview=self.chunk_total.preview,
         )
-        self.chunk_total.add(stats)
-        if computed:
-            self.chunk_total.parts_chunked += 1
-        else:
-            self.chunk_total.parts_reused += 1
+        self.chunk_total.count_part(stats, computed)
         return {
             "file": rel_path,
             "chunked": computed,
             "records": stats["records"],
+            "records_reused": stats.get("records_reused", 0) if computed else 0,
             "chunks": stats["chunks"],
             "max_tokens": stats["max_tokens_seen"],
         }
@@ -244,6 +241,7 @@ class _Stages:
                 "chunks": result.chunks,
                 "files_chunked": result.parts_chunked,
                 "files_reused_unchanged": result.parts_reused,
+                "records_reused_in_changed_files": result.records_reused,
                 "embedded_chunks": result.embedded_chunks,
                 "multi_chunk_records": result.multi_chunk_records,
                 "title_only_records": result.title_only_records,

@@ -52,6 +52,8 @@ class ChunkResult:
     embedded_chunks: int = 0
     multi_chunk_records: int = 0
     title_only_records: int = 0
+    #: Records of changed files whose chunk rows were kept from the previous part.
+    records_reused: int = 0
     max_tokens_seen: int = 0
     token_limit: int = 0
     parts_chunked: int = 0
@@ -64,6 +66,15 @@ class ChunkResult:
             setattr(self, name, getattr(self, name) + stats[name])
         self.by_type.update(stats["by_type"])
         self.max_tokens_seen = max(self.max_tokens_seen, stats["max_tokens_seen"])
+
+    def count_part(self, stats: dict[str, Any], computed: bool) -> None:
+        """One file's part: its stats, and whether it was (re)computed or kept as it was."""
+        self.add(stats)
+        if computed:
+            self.parts_chunked += 1
+            self.records_reused += stats.get("records_reused", 0)
+        else:
+            self.parts_reused += 1
 
 
 def _row_hash(props: dict[str, Any], embed: bool) -> str:
@@ -139,6 +150,28 @@ def _chunk_key(file: InputFile, chunker_key: str) -> str:
     return hashlib.sha256(f"{file.sha256}|{chunker_key}".encode()).hexdigest()
 
 
+def _record_key(record: dict[str, Any]) -> str:
+    """Everything a record's chunk rows are computed from (its row index aside)."""
+    payload = json.dumps(record, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:32]
+
+
+def _previous_rows(
+    layout: WorkLayout, file_id: str, known: dict[str, Any] | None, chunker: str
+) -> dict[str, list[dict[str, Any]]]:
+    """The chunk rows of the file's previous part, by record key, when that part was made by
+    the same chunker: a changed file re-chunks only its changed records (tokenizing is most of
+    this stage's time)."""
+    path = layout.chunk_part(file_id)
+    if known is None or known.get("chunker") != chunker or not path.exists():
+        return {}
+    keys: list[str] = known.get("record_keys") or []
+    by_row: dict[int, list[dict[str, Any]]] = {}
+    for row in iter_rows(path):
+        by_row.setdefault(row[Col.RECORD_ROW], []).append(row)
+    return {key: by_row[index] for index, key in enumerate(keys) if index in by_row}
+
+
 def chunk_file(
     file: InputFile,
     layout: WorkLayout,
@@ -153,16 +186,27 @@ def chunk_file(
     """Chunk every record of one file (stubs and duplicate copies included: the selection
     picks among them later). Returns the part's stats and whether it was (re)computed."""
     path = layout.chunk_part(file.file_id)
-    key = _chunk_key(file, f"{chunker_key}|{max_tokens}")
+    chunker = f"{chunker_key}|{max_tokens}"
+    key = _chunk_key(file, chunker)
     known = read_json(layout.chunk_stats(file.file_id))
     if not force and known is not None and known.get("key") == key and path.exists():
         return dict(known["stats"]), False
+    previous = {} if force else _previous_rows(layout, file.file_id, known, chunker)
     stats: dict[str, Any] = dict.fromkeys(_STAT_FIELDS, 0)
+    stats["records_reused"] = 0
     by_type: Counter[str] = Counter()
     max_seen = 0
     out_rows: list[dict[str, Any]] = []
+    record_keys: list[str] = []
     for row_index, record in enumerate(iter_rows(layout.parsed_part(file.file_id))):
-        rows = _chunk_rows(record, row_index, count_tokens, max_tokens)
+        record_key = _record_key(record)
+        record_keys.append(record_key)
+        reused = previous.get(record_key)
+        if reused is not None:
+            rows = [{**row, Col.RECORD_ROW: row_index} for row in reused]
+            stats["records_reused"] += 1
+        else:
+            rows = _chunk_rows(record, row_index, count_tokens, max_tokens)
         stats["records"] += 1
         stats["chunks"] += len(rows)
         by_type[record[Col.NODE_TYPE]] += 1
@@ -179,7 +223,10 @@ def chunk_file(
     write_table(pa.Table.from_pylist(out_rows, schema=CHUNK_SCHEMA), path)
     stats["by_type"] = dict(by_type)
     stats["max_tokens_seen"] = max_seen
-    write_json(layout.chunk_stats(file.file_id), {"key": key, "stats": stats})
+    write_json(
+        layout.chunk_stats(file.file_id),
+        {"key": key, "chunker": chunker, "record_keys": record_keys, "stats": stats},
+    )
     return stats, True
 
 
@@ -208,15 +255,12 @@ def chunk_records(
             preview=result.preview,
             preview_rows=preview_rows,
         )
+        result.count_part(stats, computed)
         if computed:
-            result.parts_chunked += 1
             log(
                 f"chunked {position}/{len(files)} {file.rel_path}: {stats['chunks']} chunks "
                 f"({time.monotonic() - started:.1f}s elapsed)"
             )
-        else:
-            result.parts_reused += 1
-        result.add(stats)
     return result
 
 
