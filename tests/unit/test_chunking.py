@@ -97,3 +97,20 @@ def test_real_tokenizer_limit_holds(embedder) -> None:  # type: ignore[no-untype
     assert embedder.max_tokens == 256
     assert max(embedder.count_tokens(c.text) for c in chunks) <= 256
     assert [c.tokens for c in chunks] == [embedder.count_tokens(c.text) for c in chunks]
+
+
+def test_token_counts_match_the_models_tokenizer_untruncated(embedder) -> None:  # type: ignore[no-untyped-def]
+    tokenizer = embedder._load().tokenizer
+    texts = [
+        "",
+        "Letter from Douglas MacArthur, March 18, 1942",
+        "Volume 544 A, 1861-1865; naId 710002885 é ü ß — 日本",
+        " ".join(f"word{i}" for i in range(600)),  # far past the model's 256-token limit
+    ]
+    expected = [
+        len(tokenizer(t, add_special_tokens=True, truncation=False)["input_ids"]) for t in texts
+    ]
+    assert [embedder.count_tokens(t) for t in texts] == expected
+    assert expected[-1] > 256
+    # Counting never changes how the model's own tokenizer truncates when it encodes.
+    assert len(tokenizer(texts[-1], truncation=True, max_length=256)["input_ids"]) == 256
