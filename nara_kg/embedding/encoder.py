@@ -72,6 +72,44 @@ def declared_dimension(path: Path) -> int | None:
         return None
 
 
+def _transformer_folder(path: Path) -> Path | None:
+    """The folder of a sentence-transformers model's Transformer module (its tokenizer and
+    sentence_bert_config.json), from modules.json; None when it does not say."""
+    try:
+        modules = json.loads((path / "modules.json").read_text(encoding="utf-8"))
+        first = next(m for m in modules if m.get("type", "").endswith(".Transformer"))
+        return path / str(first.get("path") or "")
+    except (OSError, ValueError, StopIteration, AttributeError, TypeError):
+        return None
+
+
+def declared_max_tokens(path: Path) -> int | None:
+    """The input limit a sentence-transformers model folder declares (the Transformer module's
+    max_seq_length, which the library applies as it is written); else None."""
+    folder = _transformer_folder(path)
+    if folder is None:
+        return None
+    try:
+        config = json.loads((folder / "sentence_bert_config.json").read_text(encoding="utf-8"))
+        return int(config["max_seq_length"]) if config.get("max_seq_length") else None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def _tokenizer_engine(path: Path) -> Any | None:
+    """The model's fast tokenizer read from its tokenizer.json, untruncated and unpadded; None
+    when the folder has none (the loaded model's tokenizer is used then)."""
+    folder = _transformer_folder(path)
+    if folder is None or not (folder / "tokenizer.json").is_file():
+        return None
+    from tokenizers import Tokenizer
+
+    engine = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    engine.no_truncation()
+    engine.no_padding()
+    return engine
+
+
 @dataclass
 class Embedder:
     """A loaded model. `key` names model + backend, so a change of either re-embeds."""
@@ -141,7 +179,11 @@ class Embedder:
 
     @cached_property
     def max_tokens(self) -> int:
-        """The longest input (special tokens included) the model reads without truncating."""
+        """The longest input (special tokens included) the model reads without truncating;
+        read from the model's files when they declare it, so chunking never loads the model."""
+        declared = declared_max_tokens(resolve_model_path(self.model))
+        if declared:
+            return declared
         limit = self._load().max_seq_length
         if not limit:
             raise ValueError(f"model {self.model!r} does not report a maximum sequence length")
@@ -160,21 +202,17 @@ class Embedder:
 
     @cached_property
     def _token_counter(self) -> Callable[[str], int]:
-        """Tokens of one text, special tokens included, never truncated. A fast tokenizer is
-        asked through its own engine (a copy, so its truncation and padding settings are not
-        shared): the same ids without the wrapper's per-call overhead, a third of chunking."""
+        """Tokens of one text, special tokens included, never truncated. The model's
+        tokenizer.json is read on its own: counting (chunking, report contexts) needs neither
+        the model nor sentence-transformers loaded, which took longer than a step's own work,
+        and the engine is called without the transformers wrapper's per-call overhead."""
+        engine = _tokenizer_engine(resolve_model_path(self.model))
+        if engine is not None:
+            return lambda text: len(engine.encode(text, add_special_tokens=True).ids)
         tokenizer = self._load().tokenizer
-        backend = getattr(tokenizer, "backend_tokenizer", None)
-        if backend is None:
-            return lambda text: len(
-                tokenizer(text, add_special_tokens=True, truncation=False)["input_ids"]
-            )
-        from tokenizers import Tokenizer
-
-        engine = Tokenizer.from_str(backend.to_str())
-        engine.no_truncation()
-        engine.no_padding()
-        return lambda text: len(engine.encode(text, add_special_tokens=True).ids)
+        return lambda text: len(
+            tokenizer(text, add_special_tokens=True, truncation=False)["input_ids"]
+        )
 
     def count_tokens(self, text: str) -> int:
         return self._token_counter(text)

@@ -111,6 +111,16 @@ def test_token_counts_match_the_models_tokenizer_untruncated(embedder) -> None: 
         len(tokenizer(t, add_special_tokens=True, truncation=False)["input_ids"]) for t in texts
     ]
     assert [embedder.count_tokens(t) for t in texts] == expected
+    assert embedder.max_tokens == embedder._load().max_seq_length
     assert expected[-1] > 256
     # Counting never changes how the model's own tokenizer truncates when it encodes.
     assert len(tokenizer(texts[-1], truncation=True, max_length=256)["input_ids"]) == 256
+
+
+def test_counting_and_the_token_limit_need_no_model_loaded() -> None:
+    from nara_kg.embedding.encoder import Embedder
+
+    fresh = Embedder()
+    assert fresh.count_tokens("Volume 544 A, 1861-1865") > 2
+    assert fresh.max_tokens == 256
+    assert fresh._model is None
