@@ -201,12 +201,16 @@ class Embedder:
         return f"{name}:{self.backend}:{digest.hexdigest()[:12]}"
 
     @cached_property
+    def _tokenizer_engine(self) -> Any | None:
+        return _tokenizer_engine(resolve_model_path(self.model))
+
+    @cached_property
     def _token_counter(self) -> Callable[[str], int]:
         """Tokens of one text, special tokens included, never truncated. The model's
         tokenizer.json is read on its own: counting (chunking, report contexts) needs neither
         the model nor sentence-transformers loaded, which took longer than a step's own work,
         and the engine is called without the transformers wrapper's per-call overhead."""
-        engine = _tokenizer_engine(resolve_model_path(self.model))
+        engine = self._tokenizer_engine
         if engine is not None:
             return lambda text: len(engine.encode(text, add_special_tokens=True).ids)
         tokenizer = self._load().tokenizer
@@ -216,6 +220,13 @@ class Embedder:
 
     def count_tokens(self, text: str) -> int:
         return self._token_counter(text)
+
+    def count_tokens_many(self, texts: list[str]) -> list[int]:
+        """`count_tokens` of each text, in one batch call of the tokenizer when it can."""
+        engine = self._tokenizer_engine
+        if engine is None:
+            return [self._token_counter(text) for text in texts]
+        return [len(e.ids) for e in engine.encode_batch(texts, add_special_tokens=True)]
 
     def encode(self, texts: list[str]) -> np.ndarray:
         model = self._load()

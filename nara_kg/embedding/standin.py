@@ -128,5 +128,8 @@ class StandinEmbedder(Embedder):
     def count_tokens(self, text: str) -> int:
         return len(text.split()) + _SPECIAL_TOKENS
 
+    def count_tokens_many(self, texts: list[str]) -> list[int]:
+        return [self.count_tokens(text) for text in texts]
+
     def encode(self, texts: list[str]) -> np.ndarray:
         return hash_vectors(list(texts), self.standin_dimension)

@@ -180,6 +180,7 @@ def generate_community_reports(
                     token_budget=token_budget,
                     count_tokens=embedder.count_tokens,
                     row_costs=row_costs,
+                    count_tokens_many=embedder.count_tokens_many,
                     mentioned=top_mentioned(
                         mentions, (int(m["naId"]) for m in members_of[community_id])
                     ),

@@ -19,7 +19,7 @@ from nara_kg.generation.report_context import (
     SubReport,
     build_context,
 )
-from nara_kg.ingest.chunking import TokenCounter
+from nara_kg.ingest.chunking import TokenCounter, TokensCounter
 
 
 def _excerpt(text: str | None, limit: int = 300) -> str | None:
@@ -66,6 +66,7 @@ def context_from_rows(
     token_budget: int,
     count_tokens: TokenCounter,
     row_costs: dict[str, int],
+    count_tokens_many: TokensCounter | None = None,
     mentioned: Sequence[MentionedInfo] = (),
 ) -> ReportContext:
     """:func:`build_context` of one community from the rows of :mod:`nara_kg.graph.reports`
@@ -104,6 +105,7 @@ def context_from_rows(
         token_budget=token_budget,
         count_tokens=count_tokens,
         row_costs=row_costs,
+        count_tokens_many=count_tokens_many,
         mentioned=mentioned,
     )
 

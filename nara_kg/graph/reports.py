@@ -7,7 +7,7 @@ from typing import Any
 
 from neo4j import Driver
 
-from nara_kg.graph.batches import read_all, vector_values, write_batches, write_one
+from nara_kg.graph.batches import read_all, read_values, vector_values, write_batches, write_one
 from nara_kg.graph.communities import COMMUNITY_RELATIONSHIPS
 from nara_kg.graph.search import FILTER_PREDICATE
 from nara_kg.model.schema import CommunityProp, Index, Label, MentionProp, Prop, Rel
@@ -67,24 +67,32 @@ RETURN id, members
 """
 
 #: Relationships leaving the given first chunks, with the summed degree of both ends; the
-#: caller keeps those whose target is in the same community.
+#: caller keeps those whose target is in the same community. One row per source record (its
+#: relationships as a list): a row per relationship cost more in the driver than the query.
 RELATIONSHIPS_FROM = f"""
 UNWIND $naIds AS id
-MATCH (a:{Label.CHUNK} {{{Prop.NA_ID}: id, {Prop.CHUNK_SEQ_ID}: 0}})-[r:{_RELS}]->(b:{Label.CHUNK})
+MATCH (a:{Label.CHUNK} {{{Prop.NA_ID}: id, {Prop.CHUNK_SEQ_ID}: 0}})
+WITH a, COUNT {{ (a)-[:{_RELS}]-() }} AS sourceDegree
+MATCH (a)-[r:{_RELS}]->(b:{Label.CHUNK})
 WHERE b.{Prop.CHUNK_SEQ_ID} = 0
-RETURN a.{Prop.NA_ID} AS source, b.{Prop.NA_ID} AS target, type(r) AS type,
-       coalesce(a.{Prop.TITLE}, a.{Prop.HEADING}) AS sourceTitle,
-       coalesce(b.{Prop.TITLE}, b.{Prop.HEADING}) AS targetTitle,
-       COUNT {{ (a)-[:{_RELS}]-() }} + COUNT {{ (b)-[:{_RELS}]-() }} AS degree
+RETURN a.{Prop.NA_ID} AS source, coalesce(a.{Prop.TITLE}, a.{Prop.HEADING}) AS sourceTitle,
+       collect({{
+           target: b.{Prop.NA_ID}, type: type(r),
+           targetTitle: coalesce(b.{Prop.TITLE}, b.{Prop.HEADING}),
+           degree: sourceDegree + COUNT {{ (b)-[:{_RELS}]-() }}
+       }}) AS outgoing
 """
 
-#: The authorities named in the given records' chunks (MENTIONED_IN), with the times named.
+#: The authorities named in the given records' chunks (MENTIONED_IN), with the times named;
+#: one row per record.
 MENTIONS_OF_RECORDS = f"""
 UNWIND $naIds AS id
 MATCH (a:{Label.CHUNK})-[r:{Rel.MENTIONED_IN}]->(:{Label.CHUNK} {{{Prop.NA_ID}: id}})
-RETURN id AS record, a.{Prop.NA_ID} AS authority,
-       coalesce(a.{Prop.HEADING}, a.{Prop.TITLE}) AS heading, a.{Prop.NODE_TYPE} AS type,
-       sum(r.{MentionProp.COUNT}) AS count
+WITH id, a, sum(r.{MentionProp.COUNT}) AS count
+RETURN id AS record, collect({{
+    authority: a.{Prop.NA_ID}, heading: coalesce(a.{Prop.HEADING}, a.{Prop.TITLE}),
+    type: a.{Prop.NODE_TYPE}, count: count
+}}) AS mentions
 """
 
 WRITE_REPORTS = f"""
@@ -139,7 +147,7 @@ LEVELS = (
 
 
 def communities(driver: Driver, database: str) -> Sequence[dict[str, Any]]:
-    return read_all(driver, database, COMMUNITIES)
+    return read_values(driver, database, COMMUNITIES)
 
 
 def members(driver: Driver, database: str, community_id: str) -> Sequence[dict[str, Any]]:
@@ -152,7 +160,7 @@ def members_of_many(
     """Members per community id, for many communities in one query."""
     if not community_ids:
         return {}
-    rows = read_all(driver, database, MEMBERS_OF_MANY, ids=list(community_ids))
+    rows = read_values(driver, database, MEMBERS_OF_MANY, ids=list(community_ids))
     found = {row["id"]: list(row["members"]) for row in rows}
     return {community_id: found.get(community_id, []) for community_id in community_ids}
 
@@ -163,7 +171,7 @@ def top_members_of_many(
     """The `limit` members of highest degree per community id (ties by naId), without text."""
     if not community_ids:
         return {}
-    rows = read_all(driver, database, TOP_MEMBERS_OF_MANY, ids=list(community_ids), limit=limit)
+    rows = read_values(driver, database, TOP_MEMBERS_OF_MANY, ids=list(community_ids), limit=limit)
     found = {row["id"]: list(row["members"]) for row in rows}
     return {community_id: found.get(community_id, []) for community_id in community_ids}
 
@@ -176,8 +184,9 @@ def relationships_within(
     if not wanted:
         return {community_id: [] for community_id in groups}
     outgoing: dict[int, list[dict[str, Any]]] = {}
-    for row in read_all(driver, database, RELATIONSHIPS_FROM, naIds=wanted):
-        outgoing.setdefault(int(row["source"]), []).append(row)
+    for row in read_values(driver, database, RELATIONSHIPS_FROM, naIds=wanted):
+        source = {"source": row["source"], "sourceTitle": row["sourceTitle"]}
+        outgoing[int(row["source"])] = [{**source, **rel} for rel in row["outgoing"]]
     result: dict[str, list[dict[str, Any]]] = {}
     for community_id, na_ids in groups.items():
         inside = set(na_ids)
@@ -197,8 +206,10 @@ def mentions_of_records(
     wanted = sorted(set(na_ids))
     found: dict[int, list[dict[str, Any]]] = {}
     if wanted:
-        for row in read_all(driver, database, MENTIONS_OF_RECORDS, naIds=wanted):
-            found.setdefault(int(row["record"]), []).append(row)
+        for row in read_values(driver, database, MENTIONS_OF_RECORDS, naIds=wanted):
+            found[int(row["record"])] = [
+                {"record": row["record"], **mention} for mention in row["mentions"]
+            ]
     return found
 
 

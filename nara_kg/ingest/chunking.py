@@ -34,6 +34,8 @@ HEADER_BODY_SEPARATOR = "\n\n"
 
 #: Counts the tokens of a text as the model sees it, special tokens included.
 TokenCounter = Callable[[str], int]
+#: Token counts of many texts in one call, in their order.
+TokensCounter = Callable[[list[str]], list[int]]
 
 
 @dataclass(frozen=True, slots=True)

@@ -111,6 +111,7 @@ def test_token_counts_match_the_models_tokenizer_untruncated(embedder) -> None: 
         len(tokenizer(t, add_special_tokens=True, truncation=False)["input_ids"]) for t in texts
     ]
     assert [embedder.count_tokens(t) for t in texts] == expected
+    assert embedder.count_tokens_many(texts) == expected
     assert embedder.max_tokens == embedder._load().max_seq_length
     assert expected[-1] > 256
     # Counting never changes how the model's own tokenizer truncates when it encodes.

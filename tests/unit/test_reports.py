@@ -615,3 +615,28 @@ def test_generate_gives_up_after_retries() -> None:
     assert "community 0-3" in str(raised.value)
     assert "after 3 attempt(s)" in str(raised.value)
     assert "missing 'summary'" in str(raised.value)
+
+
+def test_rows_counted_in_one_batch_give_the_same_context() -> None:
+    members = [member(i, 100 - i, excerpt_words=5) for i in range(1, 60)]
+    rels = [rel(i, i + 1, 5, "A") for i in range(1, 40)]
+    batches: list[list[str]] = []
+    singles: list[str] = []
+
+    def many(texts: list[str]) -> list[int]:
+        batches.append(list(texts))
+        return [count_words(text) for text in texts]
+
+    def one(text: str) -> int:
+        singles.append(text)
+        return count_words(text)
+
+    batched = build_context(
+        "1-0", 1, members, rels, [], token_budget=60, count_tokens=one, count_tokens_many=many
+    )
+    assert batched == build_context(
+        "1-0", 1, members, rels, [], token_budget=60, count_tokens=count_words
+    )
+    # Every member and relationship row was counted in the one batch, none on its own.
+    assert len(batches) == 1 and len(batches[0]) == len(members) + len(rels)
+    assert not set(singles) & set(batches[0])
