@@ -72,7 +72,7 @@ def declared_dimension(path: Path) -> int | None:
         return None
 
 
-def _transformer_folder(path: Path) -> Path | None:
+def transformer_folder(path: Path) -> Path | None:
     """The folder of a sentence-transformers model's Transformer module (its tokenizer and
     sentence_bert_config.json), from modules.json; None when it does not say."""
     try:
@@ -86,7 +86,7 @@ def _transformer_folder(path: Path) -> Path | None:
 def declared_max_tokens(path: Path) -> int | None:
     """The input limit a sentence-transformers model folder declares (the Transformer module's
     max_seq_length, which the library applies as it is written); else None."""
-    folder = _transformer_folder(path)
+    folder = transformer_folder(path)
     if folder is None:
         return None
     try:
@@ -99,7 +99,7 @@ def declared_max_tokens(path: Path) -> int | None:
 def _tokenizer_engine(path: Path) -> Any | None:
     """The model's fast tokenizer read from its tokenizer.json, untruncated and unpadded; None
     when the folder has none (the loaded model's tokenizer is used then)."""
-    folder = _transformer_folder(path)
+    folder = transformer_folder(path)
     if folder is None or not (folder / "tokenizer.json").is_file():
         return None
     from tokenizers import Tokenizer
@@ -129,7 +129,6 @@ class Embedder:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
             os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-            from sentence_transformers import SentenceTransformer
             from transformers.utils import logging as transformers_logging
 
             # Weight-loading progress bars would land in every run log and CLI output, and
@@ -155,6 +154,8 @@ class Embedder:
                     int8=self.backend == "onnx-int8",
                 )
                 return self._model
+            from sentence_transformers import SentenceTransformer
+
             kwargs: dict[str, Any] = {"device": self.device}
             if self.backend != "torch":
                 kwargs["backend"] = self.backend

@@ -419,6 +419,71 @@ def _encode_with(st: SentenceTransformer, session: Any, texts: list[str]) -> np.
     return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
 
 
+#: Pooling config flags of sentence-transformers and the mode `OnnxSentenceEncoder` runs.
+_POOLING_FLAGS = {
+    "pooling_mode_cls_token": "cls",
+    "pooling_mode_mean_tokens": "mean",
+    "pooling_mode_max_tokens": "max",
+}
+_OTHER_POOLING_FLAGS = (
+    "pooling_mode_mean_sqrt_len_tokens",
+    "pooling_mode_weightedmean_tokens",
+    "pooling_mode_lasttoken",
+)
+
+
+def _plain_pipeline_from_files(model_path: Path) -> tuple[str, bool] | None:
+    """What `_plain_pipeline` finds, read from modules.json and the pooling config alone: (the
+    pooling mode, normalize) for transformer -> pooling [-> normalize]; None otherwise."""
+    try:
+        modules = json.loads((model_path / "modules.json").read_text(encoding="utf-8"))
+        kinds = [str(m["type"]).rsplit(".", 1)[-1] for m in modules]
+        if kinds not in (["Transformer", "Pooling"], ["Transformer", "Pooling", "Normalize"]):
+            return None
+        config = json.loads(
+            (model_path / modules[1]["path"] / "config.json").read_text(encoding="utf-8")
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    modes = [mode for flag, mode in _POOLING_FLAGS.items() if config.get(flag)]
+    if len(modes) != 1 or any(config.get(flag) for flag in _OTHER_POOLING_FLAGS):
+        return None
+    if not config.get("include_prompt", True):
+        return None
+    return modes[0], len(kinds) == 3
+
+
+def _load_from_files(
+    model_path: Path, onnx_path: Path, device: str, threads: int
+) -> OnnxSentenceEncoder | None:
+    """The cached export with the model's tokenizer and pooling read from its files, without
+    importing sentence-transformers (and with it PyTorch): that import took 6 s in every build
+    step that encodes. None when the export is not cached or the pipeline is not plain."""
+    from nara_kg.embedding.encoder import (
+        declared_dimension,
+        declared_max_tokens,
+        transformer_folder,
+    )
+
+    plain = _plain_pipeline_from_files(model_path)
+    folder = transformer_folder(model_path)
+    dimension, max_length = declared_dimension(model_path), declared_max_tokens(model_path)
+    if plain is None or folder is None or not dimension or not max_length:
+        return None
+    if not onnx_path.is_file():
+        return None
+    if not (folder / "tokenizer.json").is_file():
+        return None
+    # The fast tokenizer class itself: AutoTokenizer reads the model config, which imports
+    # PyTorch (1.5 s); the engine, vocabulary and special tokens are the same.
+    from transformers import PreTrainedTokenizerFast
+
+    tokenizer = PreTrainedTokenizerFast.from_pretrained(str(folder))
+    pooling, normalize = plain
+    session = _session(onnx_path, device, threads)
+    return OnnxSentenceEncoder(session, tokenizer, max_length, dimension, pooling, normalize)
+
+
 def load_onnx_sentence_transformer(
     model_path: Path,
     device: str = "cpu",
@@ -431,11 +496,16 @@ def load_onnx_sentence_transformer(
     0: one per core; `int8`: the quantized model): an `OnnxSentenceEncoder`, or for pipelines it
     does not reproduce a `SentenceTransformer` whose encoder module runs the session. The ONNX
     file is exported on first use and read from the cache afterwards."""
+    target = export_dir_for(model_path, name)
+    cached = _load_from_files(
+        model_path, target / (INT8_FILE if int8 else ONNX_FILE), device, threads
+    )
+    if cached is not None:
+        return cached
     from sentence_transformers import SentenceTransformer
 
     st = SentenceTransformer(str(model_path), device="cpu")
     first, model = _encoder_of(st)
-    target = export_dir_for(model_path, name)
     if not (target / ONNX_FILE).is_file():
         export_model(st, target)
     onnx_file = ONNX_FILE

@@ -188,3 +188,37 @@ def test_int8_backend_is_opt_in_close_and_keyed_apart(embedder: Embedder) -> Non
     info = json.loads((target / INT8_INFO_FILE).read_text())
     assert (target / INT8_FILE).is_file() and info["kept_float"]
     assert info["probe_min_cosine"] >= MIN_INT8_COSINE
+
+
+def test_a_cached_export_loads_from_files_as_sentence_transformers_would(
+    onnx_embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nara_kg.embedding import onnx_backend
+
+    onnx_embedder.encode(["warm"])  # the export is cached from here on
+    path = resolve_model_path(onnx_embedder.model)
+    from_files = onnx_backend.load_onnx_sentence_transformer(path, name=onnx_embedder.model)
+    monkeypatch.setattr(onnx_backend, "_load_from_files", lambda *args: None)
+    through_library = onnx_backend.load_onnx_sentence_transformer(path, name=onnx_embedder.model)
+    assert isinstance(from_files, OnnxSentenceEncoder)
+    assert isinstance(through_library, OnnxSentenceEncoder)
+    for name in ("max_seq_length", "dimension", "pooling", "normalize", "_pad_id"):
+        assert getattr(from_files, name) == getattr(through_library, name), name
+    assert np.array_equal(from_files.encode(TEXTS), through_library.encode(TEXTS))
+
+
+def test_the_default_backend_encodes_without_importing_pytorch(onnx_embedder: Embedder) -> None:
+    import subprocess
+    import sys
+
+    onnx_embedder.encode(["warm"])  # the export is cached from here on
+    probe = (
+        "import sys\n"
+        "from nara_kg.embedding.encoder import Embedder\n"
+        "vector = Embedder().encode(['Letters, 1942'])[0]\n"
+        "print(len(vector), 'torch' in sys.modules, 'sentence_transformers' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
+    ).stdout.split()
+    assert out == ["384", "False", "False"]
