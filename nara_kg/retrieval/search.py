@@ -268,6 +268,18 @@ def _exact_candidates(
     return rows
 
 
+def _entity_candidates(
+    driver: Driver, database: str, query: str, n_candidates: int, *, with_facts: bool
+) -> tuple[EntityPath, list[dict[str, Any]]]:
+    """The ranking through the authorities the question names and, `with_facts`, its records'
+    facts, read while the query is encoded rather than after the fusion."""
+    path = find_entity_path(driver, database, query, per_anchor=n_candidates)
+    if not with_facts or not path.ranking:
+        return path, []
+    na_ids = [int(na_id) for na_id, _ in path.ranking[:n_candidates]]
+    return path, cypher.candidate_facts(driver, database, na_ids)
+
+
 def _exact_rerank(
     driver: Driver,
     database: str,
@@ -325,6 +337,7 @@ def local_search(
     path: EntityPath | None = None
     facts = understand(query)
     exact: list[dict[str, Any]] = []
+    entity_facts: list[dict[str, Any]] = []
     if filters.active:
         vector = _query_vector(encode, query)
         params = filter_parameters(driver, database, filters)
@@ -348,7 +361,9 @@ def local_search(
             else None
         )
         entity_side = (
-            _background().submit(find_entity_path, driver, database, query, per_anchor=n_candidates)
+            _background().submit(
+                _entity_candidates, driver, database, query, n_candidates, with_facts=facts.any
+            )
             if entity_path
             else None
         )
@@ -358,7 +373,8 @@ def local_search(
         )
         by_text = text_side.result()
         exact = exact_side.result() if exact_side is not None else []
-        path = entity_side.result() if entity_side is not None else None
+        if entity_side is not None:
+            path, entity_facts = entity_side.result()
 
     # Rank records, not chunks: a record's best chunk stands for it in each list.
     def record_ranking(rows: list[dict[str, Any]]) -> tuple[list[str], dict[str, str]]:
@@ -383,7 +399,7 @@ def local_search(
     chunk_for = {**entity_chunk, **text_chunk, **vector_chunk}
     if facts.any:
         fused, exact_chunk = _exact_rerank(
-            driver, database, fused, facts, known=[*by_vector, *by_text], extra=exact
+            driver, database, fused, facts, known=[*by_vector, *by_text, *entity_facts], extra=exact
         )
         chunk_for = {**exact_chunk, **chunk_for}
     fused = fused[:k]
