@@ -136,10 +136,6 @@ class Embedder:
             transformers_logging.disable_progress_bar()
             transformers_logging.set_verbosity_error()
 
-            if self.threads > 0:
-                import torch
-
-                torch.set_num_threads(self.threads)
             path = resolve_model_path(self.model)
             if self.backend in ONNX_BACKENDS:
                 # sentence-transformers' own ONNX backend needs optimum-onnx, which pins an
@@ -154,6 +150,10 @@ class Embedder:
                     int8=self.backend == "onnx-int8",
                 )
                 return self._model
+            if self.threads > 0:
+                import torch
+
+                torch.set_num_threads(self.threads)
             from sentence_transformers import SentenceTransformer
 
             kwargs: dict[str, Any] = {"device": self.device}
