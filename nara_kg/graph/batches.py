@@ -42,13 +42,17 @@ def write_batches(
     return total
 
 
-def read_all(
-    driver: Driver, database: str, statement: str, **params: Any
-) -> Sequence[dict[str, Any]]:
+def _read_records(driver: Driver, database: str, statement: str, params: dict[str, Any]) -> Any:
     records, _, _ = driver.execute_query(
         Query(cast(LiteralString, statement)), params, database_=database, routing_="r"
     )
-    return [record.data() for record in records]
+    return records
+
+
+def read_all(
+    driver: Driver, database: str, statement: str, **params: Any
+) -> Sequence[dict[str, Any]]:
+    return [record.data() for record in _read_records(driver, database, statement, params)]
 
 
 def read_values(
@@ -57,10 +61,10 @@ def read_values(
     """`read_all` for statements that return only values, maps and lists (no nodes,
     relationships or paths): rows are taken as the driver decoded them, skipping the recursive
     conversion of `Record.data()`, which cost searches several milliseconds per query."""
-    records, _, _ = driver.execute_query(
-        Query(cast(LiteralString, statement)), params, database_=database, routing_="r"
-    )
-    return [dict(zip(record.keys(), record.values(), strict=True)) for record in records]
+    return [
+        dict(zip(record.keys(), record.values(), strict=True))
+        for record in _read_records(driver, database, statement, params)
+    ]
 
 
 def write_one(driver: Driver, database: str, statement: str, **params: Any) -> Any:
