@@ -198,6 +198,7 @@ def _answer_global(
         cache,
         batch_token_budget=GLOBAL_BATCH_TOKENS,
         count_tokens=embedder.count_tokens,
+        count_tokens_many=embedder.count_tokens_many,
         reduce_token_budget=GLOBAL_REDUCE_TOKENS,
         sizes=sizes,
     )

@@ -10,6 +10,7 @@ dropped, digits kept (years matter).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Final
 
 from nara_kg.generation.llm import LLM, describe
@@ -39,6 +40,13 @@ _STOPWORDS: Final = frozenset(word for line in _STOPWORD_LINES for word in line.
 _WORD: Final = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
 
+#: Distinct words and texts remembered by :func:`fold` and :func:`content_terms`: global search
+#: scores the same report summaries and findings for every question, and their words recur.
+_FOLDED_WORDS: Final = 65_536
+_TERMS_OF_TEXTS: Final = 32_768
+
+
+@lru_cache(maxsize=_FOLDED_WORDS)
 def fold(word: str) -> str:
     """The word without a possessive `'s`, its plural folded (records -> record)."""
     if word.endswith("'s"):
@@ -51,6 +59,7 @@ def fold(word: str) -> str:
     return word
 
 
+@lru_cache(maxsize=_TERMS_OF_TEXTS)
 def content_terms(text: str) -> frozenset[str]:
     """The content words of a text, folded as described in the module docstring."""
     terms: set[str] = set()

@@ -524,3 +524,34 @@ def test_packing_counts_each_report_once_and_matches_counting_the_joined_text() 
         assert count_words(joined) > 50
     repeat = pack_batches(reports, batch_token_budget=50, count_tokens=counting, seed=1)
     assert repeat == batches
+
+
+def test_packing_with_a_batch_counter_counts_new_reports_in_one_call_and_packs_the_same() -> None:
+    single_calls = 0
+    batch_calls: list[int] = []
+
+    def counting(text: str) -> int:
+        nonlocal single_calls
+        single_calls += 1
+        return count_words(text)
+
+    def counting_many(texts: list[str]) -> list[int]:
+        batch_calls.append(len(texts))
+        return [count_words(text) for text in texts]
+
+    reports = many_reports(40)
+    expected = pack_batches(reports, batch_token_budget=50, count_tokens=count_words, seed=2)
+    batches = pack_batches(
+        reports,
+        batch_token_budget=50,
+        count_tokens=counting,
+        count_tokens_many=counting_many,
+        seed=2,
+    )
+    assert batches == expected
+    assert batch_calls == [len(reports)]
+    assert single_calls <= 1  # the specials only: every block fitted from the batch count
+    pack_batches(
+        reports, batch_token_budget=50, count_tokens=counting, count_tokens_many=counting_many
+    )
+    assert batch_calls == [len(reports)]  # known reports are not counted again

@@ -88,6 +88,9 @@ class FakeEmbedder:
     def count_tokens(self, text: str) -> int:
         return len(text.split())
 
+    def count_tokens_many(self, texts: list[str]) -> list[int]:
+        return [self.count_tokens(text) for text in texts]
+
 
 class FakeReports:
     """The Cypher of graph/reports.py over REPORTS."""
