@@ -160,6 +160,7 @@ class _Stages:
             "records": result.records,
             "stubs": result.stubs,
             "rejected": result.rejected,
+            "lines_reused": result.lines_reused if result.parsed else 0,
             "body_cut": len(result.cut),
             "seconds": result.seconds,
         }
@@ -221,6 +222,7 @@ class _Stages:
                 **common,
                 "files_parsed": sum(1 for row in rows if row["parsed"]),
                 "files_skipped_unchanged": sum(1 for row in rows if not row["parsed"]),
+                "lines_reused_in_changed_files": total("lines_reused"),
                 "lines": lines,
                 "records": total("records"),
                 "stubs": total("stubs"),

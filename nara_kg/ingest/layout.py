@@ -45,6 +45,11 @@ class WorkLayout:
     def parse_stats(self, file_id: str) -> Path:
         return self.parsed_dir / f"{file_id}.stats.json"
 
+    def line_digests(self, file_id: str) -> Path:
+        """A digest of each line the last parse read: a changed file re-parses only the lines
+        whose bytes changed."""
+        return self.parsed_dir / f"{file_id}.lines.json"
+
     # ------------------------------------------------------------- record_selection (global)
     @property
     def parsed_index(self) -> Path:
@@ -96,6 +101,7 @@ class WorkLayout:
             self.parsed_part(file_id),
             self.rejects_part(file_id),
             self.parse_stats(file_id),
+            self.line_digests(file_id),
             self.chunk_part(file_id),
             self.chunk_stats(file_id),
             self.vector_part(file_id),

@@ -103,6 +103,17 @@ def reject_row(reject: Rejected) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class ReusedLine:
+    """The rows an earlier parse of the same file made of a line with the same bytes (the
+    record's row, then its stubs'), renumbered to the line's place now."""
+
+    line_num: int
+    rows: tuple[dict[str, Any], ...]
+    #: The body text's length before the cut, when the earlier parse cut it.
+    cut_from: int | None = None
+
+
 @dataclass
 class ParseStats:
     lines: int = 0
@@ -113,6 +124,8 @@ class ParseStats:
     reject_reasons: dict[str, int] = field(default_factory=dict)
     #: Records whose body text was cut to the limit: (naId, line, original length).
     cut: list[tuple[int, int, int]] = field(default_factory=list)
+    #: Lines whose rows came from the file's previous parse (their bytes were unchanged).
+    lines_reused: int = 0
 
 
 class _BatchedWriter:
@@ -144,7 +157,7 @@ class _BatchedWriter:
 
 
 def write_parsed_file(
-    items: Iterable[ParsedRecord | Rejected],
+    items: Iterable[ParsedRecord | Rejected | ReusedLine],
     file_name: str,
     records_path: Path,
     rejects_path: Path,
@@ -159,6 +172,19 @@ def write_parsed_file(
     records = _BatchedWriter(records_tmp, RECORD_SCHEMA)
     rejects = _BatchedWriter(rejects_tmp, REJECT_SCHEMA)
     for item in items:
+        if isinstance(item, ReusedLine):
+            first = item.rows[0]
+            stats.lines += 1
+            stats.lines_reused += 1
+            stats.records += 1
+            stats.stubs += len(item.rows) - 1
+            node_type = first[Col.NODE_TYPE]
+            stats.by_type[node_type] = stats.by_type.get(node_type, 0) + 1
+            if item.cut_from is not None:
+                stats.cut.append((int(first[Col.NA_ID]), item.line_num, item.cut_from))
+            for row in item.rows:
+                records.add(row)
+            continue
         if isinstance(item, Rejected):
             stats.rejected += 1
             reason_kind = reject_category(item.reason)

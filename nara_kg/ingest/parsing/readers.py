@@ -15,13 +15,16 @@ import zipfile
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import IO, Final
+from typing import IO, Final, TypeVar
 
 from nara_kg.ingest.parsing.parse import flatten_record, unwrap
 from nara_kg.ingest.parsing.results import ParsedRecord, Rejected, RejectRecord
 
 #: The most characters of a bad line kept in its Rejected.
 RAW_LIMIT: Final = 2_000
+
+#: What a line parser makes of a line: `parse_line`'s ParsedRecord, or a stand-in of its own.
+Parsed = TypeVar("Parsed")
 
 
 def _raw(text: str) -> str:
@@ -61,8 +64,11 @@ def parse_line(line: str | bytes, file_name: str, line_num: int) -> ParsedRecord
 
 
 def _iter_lines(
-    lines: Iterable[bytes], name: str, damage: Callable[[BaseException], str]
-) -> Iterator[ParsedRecord | Rejected]:
+    lines: Iterable[bytes],
+    name: str,
+    damage: Callable[[BaseException], str],
+    parse: Callable[[bytes, str, int], Parsed | Rejected],
+) -> Iterator[Parsed | Rejected]:
     """Parse a stream of lines; damage to the stream itself ends it with one Rejected."""
     line_num = 0
     seen = False
@@ -73,7 +79,7 @@ def _iter_lines(
             if not body.strip():
                 continue  # blank lines carry nothing and are not errors
             seen = True
-            yield parse_line(body, name, line_num)
+            yield parse(body, name, line_num)
     except (EOFError, OSError, zlib.error, zipfile.BadZipFile) as exc:
         yield Rejected(name, line_num + 1, damage(exc), "")
         return
@@ -111,18 +117,39 @@ def iter_file(path: Path, *, display_name: str | None = None) -> Iterator[Parsed
     """
     name = display_name or path.name
     lower = path.name.lower()
+    if lower.endswith(".zip"):
+        try:
+            if path.stat().st_size == 0:
+                yield Rejected(name, 0, "empty file", "")
+                return
+            yield from _iter_zip(path, name)
+        except OSError as exc:
+            yield Rejected(name, 0, f"unreadable file: {exc}", "")
+        return
+    yield from iter_lines_with(path, parse_line, display_name=display_name)
+
+
+def iter_lines_with(
+    path: Path,
+    parse: Callable[[bytes, str, int], Parsed | Rejected],
+    *,
+    display_name: str | None = None,
+) -> Iterator[Parsed | Rejected]:
+    """:func:`iter_file` for a `.jsonl`, `.json` or gzip file, each line given to `parse`
+    (bytes, file name, 1-based line number) instead of :func:`parse_line`: an incremental
+    parse answers an unchanged line from its previous rows. Not for zip archives, whose
+    members number their lines each from 1."""
+    name = display_name or path.name
     try:
         if path.stat().st_size == 0:
             yield Rejected(name, 0, "empty file", "")
             return
-        if lower.endswith(".zip"):
-            yield from _iter_zip(path, name)
-        elif lower.endswith(".gz"):
+        if path.name.lower().endswith(".gz"):
             with gzip.open(path, "rb") as stream:
-                yield from _iter_lines(stream, name, _gzip_damage)
+                yield from _iter_lines(stream, name, _gzip_damage, parse)
         else:
             with path.open("rb") as stream:
-                yield from _iter_lines(stream, name, lambda exc: f"unreadable file: {exc}")
+                yield from _iter_lines(stream, name, lambda exc: f"unreadable file: {exc}", parse)
     except OSError as exc:
         yield Rejected(name, 0, f"unreadable file: {exc}", "")
 
@@ -148,7 +175,7 @@ def _iter_zip(path: Path, name: str) -> Iterator[ParsedRecord | Rejected]:
             member_name = f"{name}!{info.filename}"
             try:
                 with archive.open(info) as stream:
-                    yield from _iter_lines(stream, member_name, _zip_damage)
+                    yield from _iter_lines(stream, member_name, _zip_damage, parse_line)
             except (zipfile.BadZipFile, zlib.error, NotImplementedError, OSError) as exc:
                 yield Rejected(member_name, 0, f"corrupt zip member: {exc}", "")
 
@@ -221,7 +248,9 @@ def _iter_zip_salvage(path: Path, name: str) -> Iterator[ParsedRecord | Rejected
             if _is_record_member(member) and not member.endswith("/"):
                 any_member = True
                 damaged = False
-                for result in _iter_lines(_split_lines(chunks), member_name, _zip_damage):
+                for result in _iter_lines(
+                    _split_lines(chunks), member_name, _zip_damage, parse_line
+                ):
                     damaged = damaged or (
                         isinstance(result, Rejected)
                         and result.reason.startswith("truncated zip archive")

@@ -1,17 +1,30 @@
 """parsed_records: one input file -> its records part and rejects part (and the parse stats
-kept beside them), skipped while the file's content and the body limit are unchanged."""
+kept beside them), skipped while the file's content and the body limit are unchanged; in a
+changed file, a line whose bytes are unchanged keeps the rows its last parse made."""
 
 from __future__ import annotations
 
+import hashlib
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
+
+import pyarrow.parquet as pq
 
 from nara_kg.ingest.inputs import InputFile
 from nara_kg.ingest.layout import WorkLayout
-from nara_kg.ingest.parsing.readers import iter_file
-from nara_kg.ingest.records import DEFAULT_MAX_BODY_CHARS, ParseStats, write_parsed_file
+from nara_kg.ingest.parsing.readers import iter_file, iter_lines_with, parse_line
+from nara_kg.ingest.parsing.results import ParsedRecord, Rejected
+from nara_kg.ingest.records import (
+    DEFAULT_MAX_BODY_CHARS,
+    ParseStats,
+    ReusedLine,
+    write_parsed_file,
+)
 from nara_kg.ingest.stages.common import Log, quiet, read_json, write_json
+from nara_kg.model.tables import Col
 
 
 @dataclass
@@ -29,6 +42,75 @@ class FileParseResult(ParseStats):
     def from_json(cls, known: dict[str, Any]) -> FileParseResult:
         cut = [(int(a), int(b), int(c)) for a, b, c in known.get("cut", [])]
         return cls(**{**known, "cut": cut, "parsed": False})
+
+
+def line_digest(line: bytes) -> str:
+    return hashlib.blake2b(line, digest_size=16).hexdigest()
+
+
+class LineReuse:
+    """A line parser for a changed file: a line with the bytes of a line the last parse turned
+    into a record gets that record's rows (renumbered); any other line is parsed. It keeps the
+    digest of every line it reads, for the next parse."""
+
+    def __init__(
+        self,
+        rows_by_line: dict[int, list[dict[str, Any]]],
+        digests: dict[int, str],
+        cut_from: dict[int, int],
+    ) -> None:
+        self._rows = rows_by_line
+        self._cut_from = cut_from
+        self._line_of: dict[str, int] = {}
+        for line_num, digest in digests.items():
+            if line_num in rows_by_line:
+                self._line_of.setdefault(digest, line_num)
+        self.digests: dict[int, str] = {}
+
+    @classmethod
+    def load(
+        cls, records_path: Path, digests_path: Path, known: dict[str, Any]
+    ) -> LineReuse | None:
+        """From the file's last parse, when its parts and line digests are there."""
+        stored = read_json(digests_path)
+        if stored is None or not records_path.exists():
+            return None
+        rows_by_line: dict[int, list[dict[str, Any]]] = {}
+        for row in pq.read_table(records_path).to_pylist():
+            rows_by_line.setdefault(int(row[Col.LINE_NUM]), []).append(row)
+        digests = {int(line): str(digest) for line, digest in stored.get("lines", {}).items()}
+        cut_from = {int(line): int(length) for _, line, length in known.get("cut", [])}
+        return cls(rows_by_line, digests, cut_from)
+
+    def __call__(
+        self, line: bytes, file_name: str, line_num: int
+    ) -> ParsedRecord | ReusedLine | Rejected:
+        digest = line_digest(line)
+        self.digests[line_num] = digest
+        earlier = self._line_of.get(digest)
+        if earlier is None:
+            return parse_line(line, file_name, line_num)
+        rows = tuple({**row, Col.LINE_NUM: line_num} for row in self._rows[earlier])
+        return ReusedLine(line_num, rows, self._cut_from.get(earlier))
+
+
+class _Digesting:
+    """`parse_line` that keeps each line's digest (a first parse, or a forced one)."""
+
+    def __init__(self) -> None:
+        self.digests: dict[int, str] = {}
+
+    def __call__(self, line: bytes, file_name: str, line_num: int) -> ParsedRecord | Rejected:
+        self.digests[line_num] = line_digest(line)
+        return parse_line(line, file_name, line_num)
+
+
+def _items(
+    file: InputFile, reuse: LineReuse | _Digesting | None
+) -> Iterator[ParsedRecord | ReusedLine | Rejected]:
+    if reuse is None:
+        return iter_file(file.path, display_name=file.rel_path)
+    return iter_lines_with(file.path, reuse, display_name=file.rel_path)
 
 
 def parse_file(
@@ -55,9 +137,21 @@ def parse_file(
     ):
         return FileParseResult.from_json(known)
     started = time.perf_counter()
+    digests_path = layout.line_digests(file.file_id)
+    reuse: LineReuse | _Digesting | None = None
+    if not file.path.name.lower().endswith(".zip"):  # members number their lines each from 1
+        same_limit = (
+            known is not None
+            and known.get("max_body_chars", DEFAULT_MAX_BODY_CHARS) == max_body_chars
+        )
+        if not force and known is not None and same_limit:
+            reuse = LineReuse.load(records_path, digests_path, known)
+        if reuse is None:
+            reuse = _Digesting()
+    digests_path.unlink(missing_ok=True)  # never beside parts it does not describe
     try:
         stats: ParseStats = write_parsed_file(
-            iter_file(file.path, display_name=file.rel_path),
+            _items(file, reuse),
             file.rel_path,
             records_path,
             rejects_path,
@@ -78,9 +172,12 @@ def parse_file(
             f"{file.rel_path}:{line}: naId {na_id}'s body text of {length:,} characters was cut "
             f"to {max_body_chars:,} (NARA_KG_MAX_BODY_CHARS)"
         )
+    if reuse is not None:
+        write_json(digests_path, {"lines": {str(n): d for n, d in reuse.digests.items()}})
     write_json(layout.parse_stats(file.file_id), {**asdict(result), "parsed": True})
+    reused = f", {stats.lines_reused} unchanged lines reused" if stats.lines_reused else ""
     log(
         f"parsed {file.rel_path}: {stats.records} records, {stats.stubs} stubs, "
-        f"{stats.rejected} rejected ({result.seconds:.1f}s)"
+        f"{stats.rejected} rejected{reused} ({result.seconds:.1f}s)"
     )
     return result
