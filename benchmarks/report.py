@@ -178,6 +178,14 @@ def markdown_report(results: dict[str, Any]) -> str:
         f"{_fmt(r.get('global_search_p50_ms'), 1)} / {_fmt(r.get('global_search_p95_ms'), 1)}",
         "global_search_p95_ms",
     )
+    cold = glob.get("first_question_per_level_ms") or []
+    if cold:
+        line(
+            "5",
+            "global search: a fresh process's first question per level (ms, not in the p95)",
+            " / ".join(_fmt(ms, 1) for ms in cold),
+            None,
+        )
     line(
         "5",
         "entity_mentions step (s) and its share of the plain encode",
