@@ -31,6 +31,7 @@ from nara_kg.generation.report_rows import (
     context_from_rows,
     report_context_key,
     report_row,
+    top_members,
     top_mentioned,
 )
 from nara_kg.graph import reports as report_cypher
@@ -135,6 +136,8 @@ def generate_community_reports(
     #: community id -> (its report, its members' naIds)
     done: dict[str, tuple[CommunityReport, frozenset[int]]] = {}
     context_keys: dict[str, str] = {}
+    #: community id -> its members of highest degree (kept with the report for provenance)
+    tops: dict[str, list[dict[str, Any]]] = {}
     row_costs: dict[str, int] = {}
     rows: list[dict[str, Any]] = []
     communities = report_cypher.communities(driver, database)
@@ -170,6 +173,7 @@ def generate_community_reports(
                 child_report, na_ids = done[child]
                 report = replace(child_report, community_id=community_id, level=level)
                 context_key = context_keys[child]
+                tops[community_id] = tops[child]
                 result.copied_from_sub_community += 1
             else:
                 context = context_from_rows(
@@ -187,6 +191,7 @@ def generate_community_reports(
                 )
                 report, was_cached = generate_report(context, llm, cache)
                 na_ids = frozenset(int(m["naId"]) for m in members_of[community_id])
+                tops[community_id] = top_members(members_of[community_id])
                 context_key = report_context_key(generator, context.text)
                 result.cached += int(was_cached)
                 result.generated += int(not was_cached)
@@ -196,7 +201,7 @@ def generate_community_reports(
             context_keys[community_id] = context_key
             result.communities += 1
             result.per_level[level] += 1
-            rows.append(report_row(community_id, report, context_key))
+            rows.append(report_row(community_id, report, context_key, tops[community_id]))
             if len(result.preview) < 15:
                 result.preview.append(
                     {

@@ -115,7 +115,29 @@ def report_context_key(generator: str, context_text: str) -> str:
     return hashlib.sha256(f"{generator}\n{context_text}".encode()).hexdigest()[:16]
 
 
-def report_row(community_id: str, report: CommunityReport, context_key: str) -> dict[str, Any]:
+#: Members kept on a Community node with its report (global answers show the first few).
+TOP_MEMBERS_KEPT = 10
+#: The fields of a member kept in :data:`TOP_MEMBERS_KEPT` (those of
+#: :data:`nara_kg.graph.reports.TOP_MEMBERS_OF_MANY`).
+_TOP_MEMBER_FIELDS = ("naId", "title", "nodeType", "source", "degree")
+
+
+def top_members(
+    members: Iterable[Mapping[str, Any]], limit: int = TOP_MEMBERS_KEPT
+) -> list[dict[str, Any]]:
+    """The `limit` members of highest degree (ties by naId), each once, without their text."""
+    distinct = {int(m["naId"]): m for m in members}
+    ranked = sorted(distinct.values(), key=lambda m: (-int(m["degree"] or 0), int(m["naId"])))
+    return [{name: member.get(name) for name in _TOP_MEMBER_FIELDS} for member in ranked[:limit]]
+
+
+def report_row(
+    community_id: str,
+    report: CommunityReport,
+    context_key: str,
+    members: Sequence[Mapping[str, Any]] = (),
+) -> dict[str, Any]:
+    """The Community node's report properties; `members` are :func:`top_members`."""
     return {
         "id": community_id,
         "title": report.title,
@@ -129,4 +151,5 @@ def report_row(community_id: str, report: CommunityReport, context_key: str) -> 
         "report": report.to_json(),
         "generatedBy": report.generated_by,
         "contextKey": context_key,
+        "topMembers": json.dumps(list(members), ensure_ascii=False),
     }

@@ -101,7 +101,7 @@ MATCH (c:{Label.COMMUNITY} {{{_C.ID}: row.id}})
 SET c.{_C.TITLE} = row.title, c.{_C.SUMMARY} = row.summary, c.{_C.RATING} = row.rating,
     c.{_C.RATING_EXPLANATION} = row.rating_explanation, c.{_C.FINDINGS} = row.findings,
     c.{_C.REPORT} = row.report, c.{_C.REPORT_GENERATED_BY} = row.generatedBy,
-    c.{_C.REPORT_CONTEXT_KEY} = row.contextKey
+    c.{_C.REPORT_CONTEXT_KEY} = row.contextKey, c.{_C.TOP_MEMBERS} = row.topMembers
 """
 
 PENDING_SUMMARY_EMBEDDINGS = f"""
@@ -123,7 +123,7 @@ REPORTS_OF_LEVEL = f"""
 MATCH (c:{Label.COMMUNITY})
 WHERE c.{_C.REPORT} IS NOT NULL AND ($level IS NULL OR c.{_C.LEVEL} = $level)
 RETURN c.{_C.ID} AS id, c.{_C.LEVEL} AS level, c.{_C.SIZE} AS size, c.{_C.REPORT} AS report,
-       c.{_C.REPORT_GENERATED_BY} AS generatedBy
+       c.{_C.REPORT_GENERATED_BY} AS generatedBy, c.{_C.TOP_MEMBERS} AS topMembers
 ORDER BY c.{_C.ID}
 """
 
@@ -136,7 +136,7 @@ MATCH (c:{Label.COMMUNITY}) WHERE c.{_C.REPORT} IS NOT NULL AND c.{_C.LEVEL} = $
     WHERE {FILTER_PREDICATE}
   }}
 RETURN c.{_C.ID} AS id, c.{_C.LEVEL} AS level, c.{_C.SIZE} AS size, c.{_C.REPORT} AS report,
-       c.{_C.REPORT_GENERATED_BY} AS generatedBy
+       c.{_C.REPORT_GENERATED_BY} AS generatedBy, c.{_C.TOP_MEMBERS} AS topMembers
 ORDER BY c.{_C.ID}
 """
 

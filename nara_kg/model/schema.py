@@ -174,6 +174,9 @@ class CommunityProp:
     REPORT: Final = "report"
     REPORT_GENERATED_BY: Final = "reportGeneratedBy"  # "extractive" or "<backend>:<model>"
     REPORT_CONTEXT_KEY: Final = "reportContextKey"  # hash of the generator and its context
+    #: JSON list of the members of highest degree when the report was made (naId, title,
+    #: nodeType, source, degree): what a global answer's provenance shows, without a query.
+    TOP_MEMBERS: Final = "topMembers"
     SUMMARY_EMBEDDING: Final = "summaryEmbedding"  # of title + summary
     SUMMARY_EMBEDDING_KEY: Final = "summaryEmbeddingKey"  # model key + report context key
 

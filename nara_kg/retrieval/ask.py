@@ -5,6 +5,7 @@ answer with the provenance subgraph of what it used (seed 004), as an
 from __future__ import annotations
 
 import itertools
+import json
 import re
 import time
 from dataclasses import replace
@@ -205,9 +206,18 @@ def _answer_global(
     provenance = Provenance()
     by_id = {report.community_id: report for report in reports}
     cited = [c for c in result.communities if c in by_id]
-    members_by_community = report_cypher.top_members_of_many(
-        driver, database, cited, PROVENANCE_MEMBERS
-    )
+    # The report keeps its community's members of highest degree; a graph whose reports
+    # predate that is asked for them.
+    members_by_community = {
+        str(row["id"]): json.loads(row["topMembers"])
+        for row in rows
+        if row["id"] in cited and row.get("topMembers")
+    }
+    missing = [c for c in cited if c not in members_by_community]
+    if missing:
+        members_by_community.update(
+            report_cypher.top_members_of_many(driver, database, missing, PROVENANCE_MEMBERS)
+        )
     for community_id in cited:
         report = by_id[community_id]
         community = community_key(community_id)

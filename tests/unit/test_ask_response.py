@@ -331,3 +331,26 @@ def test_the_api_model_is_built_from_the_same_json() -> None:
     assert model["community_reports"][0]["size"] == 40
     community = model["provenance"]["nodes"][0]
     assert community["communityId"] == "1-0" and community["catalog_url"] is None
+
+
+def test_a_global_answer_takes_members_kept_with_the_report_without_asking_the_graph(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    kept = [
+        {"naId": 30, "title": "Levee board", "nodeType": "series", "source": "s30", "degree": 2},
+        {"naId": 31, "title": "Dam plans", "nodeType": "item", "source": "s31", "degree": 9},
+    ]
+    plain_rows = FakeReports.reports
+
+    def rows_with_members(*args: Any, **kwargs: Any) -> list[dict[str, Any]]:
+        return [{**row, "topMembers": json.dumps(kept)} for row in plain_rows(*args, **kwargs)]
+
+    def no_query(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("members kept with the report need no query")
+
+    monkeypatch.setattr(FakeReports, "reports", staticmethod(rows_with_members))
+    monkeypatch.setattr(FakeReports, "top_members_of_many", staticmethod(no_query))
+    body = run("What about flood control levees?", mode="global").to_dict()
+    provenance = body["provenance"]
+    assert isinstance(provenance, dict)
+    assert [n["id"] for n in provenance["nodes"][1:]] == ["record:31", "record:30"]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+
+from nara_kg.generation.community_report import CommunityReport
 from nara_kg.generation.extractive import extractive_report
 from nara_kg.generation.report_context import MemberInfo, MentionedInfo, build_context
 from nara_kg.generation.report_rows import top_mentioned
@@ -67,3 +70,21 @@ def test_mentioned_table_left_out_when_the_budget_cannot_hold_it() -> None:
         "0-1", 0, [], [], [], token_budget=empty, count_tokens=count_words, mentioned=mentioned
     )
     assert "Mentioned" not in context.text and context.mentioned == ()
+
+
+def test_the_members_kept_with_a_report_are_the_most_connected_each_once_without_text() -> None:
+    from nara_kg.generation.report_rows import report_row, top_members
+
+    members = [
+        {"naId": 5, "title": "e", "nodeType": "item", "source": "s", "degree": 1, "text": "x"},
+        {"naId": 3, "title": "c", "nodeType": "item", "source": "s", "degree": 4, "text": "x"},
+        {"naId": 2, "title": "b", "nodeType": "series", "source": "s", "degree": 4, "text": "x"},
+        {"naId": 3, "title": "c", "nodeType": "item", "source": "s", "degree": 4, "text": "x"},
+        {"naId": 9, "title": "i", "nodeType": "item", "source": "s", "degree": None, "text": "x"},
+    ]
+    top = top_members(members, limit=3)
+    assert [m["naId"] for m in top] == [2, 3, 5]
+    assert all("text" not in m for m in top)
+    assert len(top_members(members)) == 4
+    report = CommunityReport("0-1", 0, "t", "s", 1.0, "r", (), "extractive")
+    assert json.loads(report_row("0-1", report, "k", top)["topMembers"]) == top
