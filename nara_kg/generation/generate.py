@@ -28,11 +28,14 @@ from nara_kg.generation.report_context import ReportContext
 from nara_kg.generation.report_parse import ReportFormatError, parse_report
 from nara_kg.generation.report_prompts import format_report_prompt
 from nara_kg.generation.report_rows import (
+    MentionTotals,
     context_from_rows,
+    mention_totals,
+    merge_mention_totals,
+    rank_mentioned,
     report_context_key,
     report_row,
     top_members,
-    top_mentioned,
 )
 from nara_kg.graph import reports as report_cypher
 
@@ -74,6 +77,26 @@ def _same_level_batches(
         members += size
     if batch:
         yield batch
+
+
+def _mention_parts(
+    community: dict[str, Any],
+    members: Sequence[dict[str, Any]],
+    done: dict[str, tuple[CommunityReport, frozenset[int]]],
+    totals_of: dict[str, MentionTotals],
+) -> tuple[list[str], list[int]]:
+    """The sub-communities whose mention totals a community adds up, and its members outside
+    them (whose mentions are read). Sub-communities that do not split its members between them
+    (never seen from Leiden) are not used: every member is read."""
+    na_ids = {int(m["naId"]) for m in members}
+    children = [c for c in community["children"] if c in done and c in totals_of]
+    covered: set[int] = set()
+    for child in children:
+        child_ids = done[child][1]
+        if not covered.isdisjoint(child_ids) or not child_ids <= na_ids:
+            return [], sorted(na_ids)
+        covered |= child_ids
+    return children, sorted(na_ids - covered)
 
 
 def generate_report(
@@ -138,6 +161,8 @@ def generate_community_reports(
     context_keys: dict[str, str] = {}
     #: community id -> its members of highest degree (kept with the report for provenance)
     tops: dict[str, list[dict[str, Any]]] = {}
+    #: community id -> what its members' text names, until its parent community has used it
+    mention_totals_of: dict[str, MentionTotals] = {}
     row_costs: dict[str, int] = {}
     rows: list[dict[str, Any]] = []
     communities = report_cypher.communities(driver, database)
@@ -161,8 +186,16 @@ def generate_community_reports(
             database,
             {cid: [int(m["naId"]) for m in members_of[cid]] for cid in to_read},
         )
+        # What a community's text names is its sub-communities' totals plus its other members'
+        # (Leiden's levels nest, so the sub-communities split their members): each record's
+        # mentions are read once per run, not once per level.
+        parts = {
+            cid: _mention_parts(community, members_of[cid], done, mention_totals_of)
+            for community in batch
+            if (cid := community["id"]) in members_of
+        }
         mentions = report_cypher.mentions_of_records(
-            driver, database, [int(m["naId"]) for cid in to_read for m in members_of[cid]]
+            driver, database, [na_id for _, rest in parts.values() for na_id in rest]
         )
         for community in batch:
             position += 1
@@ -173,9 +206,15 @@ def generate_community_reports(
                 child_report, na_ids = done[child]
                 report = replace(child_report, community_id=community_id, level=level)
                 context_key = context_keys[child]
+                mention_totals_of[community_id] = mention_totals_of.pop(child)
                 tops[community_id] = tops[child]
                 result.copied_from_sub_community += 1
             else:
+                children, rest = parts[community_id]
+                totals = merge_mention_totals(
+                    [*(mention_totals_of.pop(c) for c in children), mention_totals(mentions, rest)]
+                )
+                mention_totals_of[community_id] = totals
                 context = context_from_rows(
                     community,
                     members_of[community_id],
@@ -185,9 +224,7 @@ def generate_community_reports(
                     count_tokens=embedder.count_tokens,
                     row_costs=row_costs,
                     count_tokens_many=embedder.count_tokens_many,
-                    mentioned=top_mentioned(
-                        mentions, (int(m["naId"]) for m in members_of[community_id])
-                    ),
+                    mentioned=rank_mentioned(totals),
                 )
                 report, was_cached = generate_report(context, llm, cache)
                 na_ids = frozenset(int(m["naId"]) for m in members_of[community_id])

@@ -35,26 +35,55 @@ def _excerpt(text: str | None, limit: int = 300) -> str | None:
 MENTIONED_LIMIT = 10
 
 
-def top_mentioned(
-    mentions: Mapping[int, Sequence[Mapping[str, Any]]],
-    na_ids: Iterable[int],
-    limit: int = MENTIONED_LIMIT,
-) -> list[MentionedInfo]:
-    """The `limit` authorities most named in these records' text (`mentions`: record naId ->
-    rows of :func:`nara_kg.graph.reports.mentions_of_records`): most mentions first, then
-    most records, then naId. An authority that is itself a member still counts."""
-    totals: dict[int, list[Any]] = {}
+#: Per authority naId: [heading, type, times named, records naming it].
+MentionTotals = dict[int, list[Any]]
+
+
+def mention_totals(
+    mentions: Mapping[int, Sequence[Mapping[str, Any]]], na_ids: Iterable[int]
+) -> MentionTotals:
+    """What these records' text names (`mentions`: record naId -> rows of
+    :func:`nara_kg.graph.reports.mentions_of_records`), summed per authority."""
+    totals: MentionTotals = {}
     for na_id in sorted(set(na_ids)):
         for row in mentions.get(na_id, ()):
             authority = int(row["authority"])
             entry = totals.setdefault(authority, [row["heading"], row["type"] or "", 0, 0])
             entry[2] += int(row["count"] or 0)
             entry[3] += 1
+    return totals
+
+
+def merge_mention_totals(parts: Iterable[MentionTotals]) -> MentionTotals:
+    """The totals of records split between `parts` (each record in one part only): a
+    community's, from its sub-communities' and its other members' totals."""
+    merged: MentionTotals = {}
+    for part in parts:
+        for authority, (heading, kind, count, records) in part.items():
+            entry = merged.setdefault(authority, [heading, kind, 0, 0])
+            entry[2] += count
+            entry[3] += records
+    return merged
+
+
+def rank_mentioned(totals: MentionTotals, limit: int = MENTIONED_LIMIT) -> list[MentionedInfo]:
+    """The `limit` authorities named most: most mentions first, then most records, then naId.
+    An authority that is itself a member still counts."""
     ranked = sorted(totals.items(), key=lambda kv: (-kv[1][2], -kv[1][3], kv[0]))
     return [
         MentionedInfo(authority, heading, kind, count, records)
         for authority, (heading, kind, count, records) in ranked[:limit]
     ]
+
+
+def top_mentioned(
+    mentions: Mapping[int, Sequence[Mapping[str, Any]]],
+    na_ids: Iterable[int],
+    limit: int = MENTIONED_LIMIT,
+) -> list[MentionedInfo]:
+    """The `limit` authorities most named in these records' text (see :func:`mention_totals`
+    and :func:`rank_mentioned`)."""
+    return rank_mentioned(mention_totals(mentions, na_ids), limit)
 
 
 def context_from_rows(

@@ -1,0 +1,129 @@
+"""A community's Mentioned table adds up its sub-communities' totals: each record's mentions are
+read once per run, and every community gets what summing over all of its members gives."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import nara_kg.generation.generate as generate
+from nara_kg.generation.llm import ExtractiveLLM
+from nara_kg.generation.report_context import MentionedInfo
+from nara_kg.generation.report_rows import top_mentioned
+
+#: level 0: 0-a {1, 2}, 0-b {3}, 0-c {4}; level 1: 1-x = 0-a + 0-b, 1-y = 0-c (a copy);
+#: level 2: 2-r = 1-x + 1-y.
+COMMUNITIES = [
+    {"id": "0-a", "level": 0, "size": 2, "children": []},
+    {"id": "0-b", "level": 0, "size": 1, "children": []},
+    {"id": "0-c", "level": 0, "size": 1, "children": []},
+    {"id": "1-x", "level": 1, "size": 3, "children": ["0-a", "0-b"]},
+    {"id": "1-y", "level": 1, "size": 1, "children": ["0-c"]},
+    {"id": "2-r", "level": 2, "size": 4, "children": ["1-x", "1-y"]},
+]
+MEMBERS = {"0-a": [1, 2], "0-b": [3], "0-c": [4], "1-x": [1, 2, 3], "1-y": [4], "2-r": [1, 2, 3, 4]}
+
+
+def mention(authority: int, count: int) -> dict[str, Any]:
+    return {"authority": authority, "heading": f"A{authority}", "type": "person", "count": count}
+
+
+MENTIONS = {
+    1: [mention(10, 2)],
+    2: [mention(10, 1), mention(11, 5)],
+    3: [mention(11, 1), mention(12, 1)],
+    4: [mention(12, 7)],
+}
+
+
+class FakeReports:
+    def __init__(self) -> None:
+        self.mentions_read: list[int] = []
+
+    def communities(self, driver: Any, database: str) -> list[dict[str, Any]]:
+        return COMMUNITIES
+
+    def members_of_many(self, driver: Any, database: str, ids: list[str]) -> dict[str, Any]:
+        return {
+            cid: [
+                {
+                    "naId": n,
+                    "title": f"Record {n}",
+                    "nodeType": "item",
+                    "text": f"Record {n}\n\nBody of record {n}.",
+                    "source": None,
+                    "degree": n,
+                }
+                for n in MEMBERS[cid]
+            ]
+            for cid in ids
+        }
+
+    def relationships_within(
+        self, driver: Any, database: str, groups: dict[str, list[int]]
+    ) -> dict[str, list[Any]]:
+        return {cid: [] for cid in groups}
+
+    def mentions_of_records(
+        self, driver: Any, database: str, na_ids: list[int]
+    ) -> dict[int, list[dict[str, Any]]]:
+        self.mentions_read.extend(na_ids)
+        return {n: [{"record": n, **row} for row in MENTIONS[n]] for n in na_ids}
+
+    def write_reports(self, driver: Any, database: str, rows: list[Any]) -> int:
+        return len(rows)
+
+    def ensure_summary_index(self, *args: Any) -> None:
+        pass
+
+    def pending_summary_embeddings(self, *args: Any) -> list[Any]:
+        return []
+
+
+class WordCounter:
+    key = "words"
+    dimension = 2
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split()) + 2
+
+    def count_tokens_many(self, texts: list[str]) -> list[int]:
+        return [self.count_tokens(t) for t in texts]
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        return np.zeros((len(texts), 2))
+
+
+def test_each_record_is_read_once_and_every_table_equals_summing_all_members(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    fake = FakeReports()
+    seen: dict[str, list[MentionedInfo]] = {}
+    real_context = generate.context_from_rows
+
+    def capture(community: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        seen[community["id"]] = kwargs["mentioned"]
+        return real_context(community, *args, **kwargs)
+
+    monkeypatch.setattr(generate, "report_cypher", fake)
+    monkeypatch.setattr(generate, "context_from_rows", capture)
+    result = generate.generate_community_reports(
+        None,  # type: ignore[arg-type]
+        "neo4j",
+        ExtractiveLLM(),
+        None,
+        WordCounter(),  # type: ignore[arg-type]
+        token_budget=1_000,
+    )
+    assert result.communities == len(COMMUNITIES) and result.copied_from_sub_community == 1
+    assert sorted(fake.mentions_read) == [1, 2, 3, 4]
+    assert set(seen) == {"0-a", "0-b", "0-c", "1-x", "2-r"}  # 1-y copies 0-c's report
+    for community_id, mentioned in seen.items():
+        assert mentioned == top_mentioned(MENTIONS, MEMBERS[community_id]), community_id
+    assert [(m.na_id, m.count, m.records) for m in seen["2-r"]] == [
+        (12, 8, 2),
+        (11, 6, 2),
+        (10, 3, 2),
+    ]
