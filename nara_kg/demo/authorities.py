@@ -195,9 +195,7 @@ def make_people(world: World, count: int) -> None:
         died = born + rng.randint(45, 92)
         death = export_date(died, end=True) if died < 2015 else None
         heading = f"{last}, {first} {middle}., {born}-{died if death else ''}"
-        if not world.unique(heading) or any(
-            p.first == first and p.last == last for p in world.people
-        ):
+        if not world.unique(heading) or (first, last) in world.person_names:
             continue
         birth = export_date(born)
         world.people.append(
@@ -214,6 +212,7 @@ def make_people(world: World, count: int) -> None:
                 title=rng.choice(PERSONAL_TITLES) if rng.random() < 0.2 else None,
             )
         )
+        world.person_names.add((first, last))
 
 
 def make_orgs(world: World, count: int) -> None:
@@ -242,6 +241,8 @@ def make_orgs(world: World, count: int) -> None:
                 continue
             org = org_or_none
         world.orgs.append(org)
+        if org.parent is not None:
+            world.field_office_towns.add((org.parent, org.town))
         for name in org.names:
             world.org_by_name_id[name.na_id] = org
 
@@ -296,7 +297,7 @@ def make_field_office(world: World, parent: Org) -> Org | None:
     if not world.towns:
         return None
     town = rng.choice(world.towns).extra["town"]
-    if any(o.parent == parent.na_id and o.town == town for o in world.orgs):
+    if (parent.na_id, town) in world.field_office_towns:
         return None
     unit = rng.choice(("Field Office", "District Office", "Regional Office", "Project Office"))
     name = f"{town} {unit}"

@@ -72,9 +72,7 @@ def org_record(world: World, org: Org) -> dict[str, Any]:
         ]
     if org.people:
         record["personalReferences"] = [
-            authority_ref(p.na_id, p.heading, "person")
-            for p in world.people
-            if p.na_id in org.people
+            authority_ref(p.na_id, p.heading, "person") for p in world.people_in_order(org.people)
         ][:5]
     if org.variants and rng.random() < 0.6:
         record["variantOrganizationNames"] = org.variants
@@ -122,8 +120,7 @@ def person_record(world: World, person: Person) -> dict[str, Any]:
     if person.orgs:
         record["organizationalReferences"] = [
             authority_ref(o.na_id, o.current.heading, "organization")
-            for o in world.orgs
-            if o.na_id in person.orgs
+            for o in world.orgs_in_order(person.orgs)
         ]
     return record
 
@@ -175,7 +172,7 @@ def term_record(world: World, term: Term) -> dict[str, Any]:
     record["linkCounts"] = world.links.counts(term.na_id, roles)
     if term.kind == "geographicPlaceName":
         # Organizations cite places as jurisdictions; those links are not descriptions.
-        governed = sum(1 for o in world.orgs if term.na_id in o.jurisdictions)
+        governed = world.orgs_governing(term.na_id)
         record["linkCounts"]["jurisdiction"] = governed
         record["linkCounts"]["organization"] = governed
         record["coordinates"] = term.extra["coordinates"]

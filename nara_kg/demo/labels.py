@@ -42,7 +42,7 @@ def office_names(world: World, office: str, org: Org | None, person: Person | No
         names.append((person.na_id, person.full))
     elif org is not None:
         names.append((org.na_id, org.names[0].name))
-        parent = next((o for o in world.orgs if o.na_id == org.parent), None)
+        parent = world.org_with_id(org.parent)
         if parent is not None:
             names.append((parent.na_id, parent.short))
     world.office_names[office] = names

@@ -50,7 +50,7 @@ def make_one_series(world: World, top: Top, entry_number: int) -> Series:
     any_topic = rng.choice(world.topic_labels())
     if top.level == "recordGroup":
         org = org_for_top(world, top)
-        offices = [o for o in world.orgs if o.parent == org.na_id]
+        offices = world.field_offices_of(org.na_id)
         if offices and rng.random() < 0.4:
             # Field offices create series of their own (like the relocation centers of a
             # real record group), about their own town.
@@ -68,7 +68,9 @@ def make_one_series(world: World, top: Top, entry_number: int) -> Series:
             creators.append(org_creator(world, org, latest[-2], "Predecessor", na_id))
     else:
         person_na_id = top.record["creators"][0]["naId"]
-        person = next(p for p in world.people if p.na_id == person_na_id)
+        person = world.person_with_id(person_na_id)
+        if person is None:
+            raise ValueError(f"collection creator {person_na_id} is not a generated person")
         topic = any_topic
         office = f"office of {person.full}"
         office_names(world, office, None, person)
@@ -210,7 +212,10 @@ def make_one_series(world: World, top: Top, entry_number: int) -> Series:
 def org_for_top(world: World, top: Top) -> Org:
     """The organization that created a record group (its creator is a name's naId)."""
     creator = top.record["creators"][0]["naId"]
-    return world.org_by_name_id.get(creator) or next(o for o in world.orgs if o.na_id == creator)
+    org = world.org_by_name_id.get(creator) or world.org_with_id(creator)
+    if org is None:
+        raise ValueError(f"record group creator {creator} is not a generated organization")
+    return org
 
 
 def series_scope(

@@ -179,6 +179,11 @@ class World:
         self.office_names: dict[str, list[tuple[int, str]]] = {}
         #: The label lines, one per labelled description, in the order of the shards.
         self.labels: list[dict[str, Any]] = []
+        #: (first, last) of every person, and (parent naId, town) of every field office: what
+        #: a new one must differ in (a scan of the lists per draw grew with the square of N).
+        self.person_names: set[tuple[str, str]] = set()
+        self.field_office_towns: set[tuple[int, str]] = set()
+        self._indexes: dict[str, tuple[int, dict[int, Any]]] = {}
 
     # ---- ids -----------------------------------------------------------------------------
 
@@ -191,6 +196,59 @@ class World:
         return self._next_authority
 
     # ---- lookups -------------------------------------------------------------------------
+
+    def _positions(self, name: str, items: list[Any]) -> dict[int, int]:
+        """naId -> index of its first item in `items`, rebuilt only when the list has grown."""
+        known = self._indexes.get(name)
+        if known is None or known[0] != len(items):
+            positions: dict[int, int] = {}
+            for index, item in enumerate(items):
+                positions.setdefault(item.na_id, index)
+            known = (len(items), positions)
+            self._indexes[name] = known
+        return known[1]
+
+    def org_with_id(self, na_id: int | None) -> Org | None:
+        index = self._positions("orgs-positions", self.orgs).get(na_id)  # type: ignore[arg-type]
+        return None if index is None else self.orgs[index]
+
+    def person_with_id(self, na_id: int) -> Person | None:
+        index = self._positions("people-positions", self.people).get(na_id)
+        return None if index is None else self.people[index]
+
+    def people_in_order(self, na_ids: Iterable[int]) -> list[Person]:
+        """The people with these naIds, each once, in the order of `people`."""
+        position = self._positions("people-positions", self.people)
+        return [self.people[i] for i in sorted({position[n] for n in na_ids if n in position})]
+
+    def orgs_in_order(self, na_ids: Iterable[int]) -> list[Org]:
+        """The organizations with these naIds, each once, in the order of `orgs`."""
+        position = self._positions("orgs-positions", self.orgs)
+        return [self.orgs[i] for i in sorted({position[n] for n in na_ids if n in position})]
+
+    def field_offices_of(self, parent: int) -> list[Org]:
+        """The field offices of an organization, in the order they were made."""
+        known = self._indexes.get("offices")
+        if known is None or known[0] != len(self.orgs):
+            offices: dict[int, list[Org]] = {}
+            for org in self.orgs:
+                if org.parent is not None:
+                    offices.setdefault(org.parent, []).append(org)
+            known = (len(self.orgs), offices)
+            self._indexes["offices"] = known
+        return list(known[1].get(parent, []))
+
+    def orgs_governing(self, place: int) -> int:
+        """How many organizations list the place among their jurisdictions."""
+        known = self._indexes.get("governing")
+        if known is None or known[0] != len(self.orgs):
+            counts: dict[int, int] = {}
+            for org in self.orgs:
+                for term in set(org.jurisdictions):
+                    counts[term] = counts.get(term, 0) + 1
+            known = (len(self.orgs), counts)
+            self._indexes["governing"] = known
+        return int(known[1].get(place, 0))
 
     def unique(self, heading: str) -> bool:
         """Claim an authority heading; False when another authority already has it."""
