@@ -14,6 +14,7 @@ from graph_assets.common import (
     timed,
 )
 from graph_assets.graph_nodes import graph_nodes
+from graph_assets.partitions import is_full_rebuild
 from nara_kg.build import mentions as build_mentions
 from nara_kg.linking.labels import MIN_PRECISION, MIN_RECALL
 from quality.names import ENTITY_MENTIONS_LABELS, is_blocking, severity
@@ -48,7 +49,11 @@ def entity_mentions(
     labels_path = paths.mention_labels_path
     with timed(metadata):
         result = build_mentions.sync_entity_mentions(
-            neo4j.get_driver(), neo4j.database, paths.layout, labels_path=labels_path
+            neo4j.get_driver(),
+            neo4j.database,
+            paths.layout,
+            labels_path=labels_path,
+            trust_snapshot=not is_full_rebuild(context),
         )
     sync = result.sync
     context.log.info(
@@ -85,6 +90,7 @@ def entity_mentions(
             "added": sync.added if sync else 0,
             "updated": sync.updated if sync else 0,
             "removed": sync.removed if sync else 0,
+            "existing_state_from": sync.existing_from if sync else "graph",
             "linker_fingerprint": result.fingerprint[:16],
             **label_metadata,
         }

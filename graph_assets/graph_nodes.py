@@ -46,6 +46,7 @@ def graph_nodes(
             "chunks_desired": result.desired,
             "nodes_written": result.written,
             "nodes_unchanged": result.unchanged,
+            "existing_state_from": result.existing_from,
             "nodes_deleted": result.deleted,
             "records_written": result.records_written,
             "records_removed": result.records_removed,

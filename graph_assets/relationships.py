@@ -12,6 +12,7 @@ from graph_assets.common import (
     timed,
 )
 from graph_assets.graph_nodes import graph_nodes
+from graph_assets.partitions import is_full_rebuild
 from nara_kg.build import relationships as build_relationships
 from nara_kg.graph.relationships import SyncResult
 from resources import Neo4jResource, PipelinePaths
@@ -23,6 +24,7 @@ def _sync_metadata(results: list[SyncResult], metadata: dict[str, Any]) -> dict[
         "relationships": sum(r.desired for r in results),
         "added": sum(r.added for r in results),
         "removed": sum(r.removed for r in results),
+        "existing_state_from": ", ".join(sorted({r.existing_from for r in results})),
         "by_type": table(
             [
                 {"type": r.relationship, "total": r.desired, "added": r.added, "removed": r.removed}
@@ -39,10 +41,17 @@ def _sync_metadata(results: list[SyncResult], metadata: dict[str, Any]) -> dict[
         "Core: nara_kg.build.relationships.sync_next."
     ),
 )
-def next_relationships(neo4j: Neo4jResource, paths: PipelinePaths) -> dg.MaterializeResult:
+def next_relationships(
+    context: dg.AssetExecutionContext, neo4j: Neo4jResource, paths: PipelinePaths
+) -> dg.MaterializeResult:
     metadata: dict[str, Any] = {}
     with timed(metadata):
-        result = build_relationships.sync_next(neo4j.get_driver(), neo4j.database, paths.layout)
+        result = build_relationships.sync_next(
+            neo4j.get_driver(),
+            neo4j.database,
+            paths.layout,
+            trust_snapshot=not is_full_rebuild(context),
+        )
     return dg.MaterializeResult(metadata=_sync_metadata([result], metadata))
 
 
@@ -60,7 +69,10 @@ def includes_relationships(
     metadata: dict[str, Any] = {}
     with timed(metadata):
         result, cycles = build_relationships.sync_includes(
-            neo4j.get_driver(), neo4j.database, paths.layout
+            neo4j.get_driver(),
+            neo4j.database,
+            paths.layout,
+            trust_snapshot=not is_full_rebuild(context),
         )
     for cycle in cycles:
         context.log.warning(
@@ -88,10 +100,15 @@ def includes_relationships(
         "Core: nara_kg.build.relationships.sync_authorities."
     ),
 )
-def authority_relationships(neo4j: Neo4jResource, paths: PipelinePaths) -> dg.MaterializeResult:
+def authority_relationships(
+    context: dg.AssetExecutionContext, neo4j: Neo4jResource, paths: PipelinePaths
+) -> dg.MaterializeResult:
     metadata: dict[str, Any] = {}
     with timed(metadata):
         results = build_relationships.sync_authorities(
-            neo4j.get_driver(), neo4j.database, paths.layout
+            neo4j.get_driver(),
+            neo4j.database,
+            paths.layout,
+            trust_snapshot=not is_full_rebuild(context),
         )
     return dg.MaterializeResult(metadata=_sync_metadata(results, metadata))

@@ -290,9 +290,18 @@ def desired_mentions(layout: WorkLayout) -> dict[tuple[str, str], tuple[int, str
 
 
 def sync_entity_mentions(
-    driver: Driver, database: str, layout: WorkLayout, *, labels_path: Path | None = None
+    driver: Driver,
+    database: str,
+    layout: WorkLayout,
+    *,
+    labels_path: Path | None = None,
+    trust_snapshot: bool = True,
 ) -> MentionsResult:
-    """Link every chunk (incrementally) and make the graph's MENTIONED_IN equal the result."""
+    """Link every chunk (incrementally) and make the graph's MENTIONED_IN equal the result
+    (against the last complete write while the graph still holds it; see
+    :mod:`nara_kg.graph.sync_state`)."""
     result = link_mentions(layout, labels_path=labels_path)
-    result.sync = sync_mentions(driver, database, desired_mentions(layout))
+    result.sync = sync_mentions(
+        driver, database, desired_mentions(layout), layout, trust_snapshot=trust_snapshot
+    )
     return result

@@ -8,10 +8,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+import pyarrow as pa
 from neo4j import Driver
 
 from nara_kg.build.progress import Log, quiet
 from nara_kg.graph import nodes as node_cypher
+from nara_kg.graph import sync_state
 from nara_kg.ingest.layout import WorkLayout
 from nara_kg.ingest.stages.chunks import iter_chunks
 from nara_kg.model.schema import Prop
@@ -27,6 +29,27 @@ class NodeSyncResult:
     records_written: int = 0
     records_removed: int = 0
     written_by_type: Counter[str] = field(default_factory=Counter)
+    #: Where the nodes' current row hashes came from: "snapshot" (the last complete write, which
+    #: the graph still holds) or "graph" (read back).
+    existing_from: str = "graph"
+
+
+#: The graph_nodes writer's concern in :mod:`nara_kg.graph.sync_state`.
+NODES_CONCERN = "chunk-nodes"
+_SNAPSHOT_ID, _SNAPSHOT_HASH = "chunkId", "rowHash"
+
+
+def _existing(
+    driver: Driver, database: str, layout: WorkLayout, *, trust_snapshot: bool
+) -> tuple[dict[str, str | None], str]:
+    if trust_snapshot:
+        table = sync_state.trusted_snapshot(
+            driver, database, layout, NODES_CONCERN, node_cypher.CHUNK_COUNT
+        )
+        if table is not None:
+            ids = table[_SNAPSHOT_ID].to_pylist()
+            return dict(zip(ids, table[_SNAPSHOT_HASH].to_pylist(), strict=True)), "snapshot"
+    return node_cypher.existing_row_hashes(driver, database), "graph"
 
 
 def sync_nodes(
@@ -38,11 +61,16 @@ def sync_nodes(
     log: Log = quiet,
 ) -> NodeSyncResult:
     """Write the chosen chunks whose row changed (every one with `rewrite_all`, the full
-    rebuild) and delete the chunk nodes the input no longer has."""
+    rebuild) and delete the chunk nodes the input no longer has. The nodes' current row hashes
+    come from the last complete write when the graph still holds it (see
+    :mod:`nara_kg.graph.sync_state`), else from the graph; the full rebuild always reads the
+    graph."""
     node_cypher.ensure_node_schema(driver, database)
-    existing = node_cypher.existing_row_hashes(driver, database)
-    result = NodeSyncResult()
-    desired_ids: set[str] = set()
+    existing, existing_from = _existing(driver, database, layout, trust_snapshot=not rewrite_all)
+    result = NodeSyncResult(existing_from=existing_from)
+    sync_state.begin_write(driver, database, layout, NODES_CONCERN)
+    #: chunkId -> rowHash of every chosen chunk: after the writes, the graph's nodes.
+    desired: dict[str, str | None] = {}
     pending: dict[str, list[dict[str, Any]]] = {}
     flush_at = 2_000
 
@@ -57,7 +85,7 @@ def sync_nodes(
     columns = [Col.CHUNK_ID, Col.NODE_TYPE, Col.EMBED, Col.PROPS, Col.ROW_HASH]
     for row in iter_chunks(layout, columns):
         result.desired += 1
-        desired_ids.add(row[Col.CHUNK_ID])
+        desired[row[Col.CHUNK_ID]] = row[Col.ROW_HASH]
         if not rewrite_all and existing.get(row[Col.CHUNK_ID]) == row[Col.ROW_HASH]:
             result.unchanged += 1
             continue
@@ -72,9 +100,17 @@ def sync_nodes(
             log(f"wrote {result.written} nodes ({time.monotonic() - started:.1f}s)")
     for node_type in list(pending):
         flush(node_type)
-    stale = [chunk_id for chunk_id in existing if chunk_id not in desired_ids]
+    stale = [chunk_id for chunk_id in existing if chunk_id not in desired]
     result.records_removed = sum(1 for chunk_id in stale if chunk_id.endswith("-0"))
     if stale:
         result.deleted = node_cypher.delete_chunks(driver, database, stale)
         log(f"deleted {result.deleted} chunk nodes no longer in the input")
+    sync_state.commit_write(
+        driver,
+        database,
+        layout,
+        NODES_CONCERN,
+        pa.table({_SNAPSHOT_ID: list(desired), _SNAPSHOT_HASH: list(desired.values())}),
+        node_cypher.CHUNK_COUNT,
+    )
     return result

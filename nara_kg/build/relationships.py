@@ -1,5 +1,6 @@
 """next_relationships, includes_relationships and authority_relationships: each computed from
-the record links and written by difference."""
+the record links and written by difference (against the last complete write while the graph
+still holds it, :mod:`nara_kg.graph.sync_state`; the full rebuild reads the graph back)."""
 
 from __future__ import annotations
 
@@ -13,23 +14,44 @@ from nara_kg.model import edges as edge_rules
 from nara_kg.model.schema import AUTHORITY_RELATIONSHIPS, Rel
 
 
-def sync_next(driver: Driver, database: str, layout: WorkLayout) -> SyncResult:
-    return sync_edges(driver, database, Rel.NEXT, edge_rules.next_edges(record_links(layout)))
+def sync_next(
+    driver: Driver, database: str, layout: WorkLayout, *, trust_snapshot: bool = True
+) -> SyncResult:
+    return sync_edges(
+        driver,
+        database,
+        Rel.NEXT,
+        edge_rules.next_edges(record_links(layout)),
+        layout,
+        trust_snapshot=trust_snapshot,
+    )
 
 
 def sync_includes(
-    driver: Driver, database: str, layout: WorkLayout
+    driver: Driver, database: str, layout: WorkLayout, *, trust_snapshot: bool = True
 ) -> tuple[SyncResult, list[list[int]]]:
     """Includes by difference, and the ancestor cycles that were broken to build it."""
     links = record_links(layout)
     present = {link.na_id for link in links}
     _, cycles = edge_rules.break_cycles(edge_rules.parent_links(links, present))
-    synced = sync_edges(driver, database, Rel.INCLUDES, edge_rules.includes_edges(links, present))
+    synced = sync_edges(
+        driver,
+        database,
+        Rel.INCLUDES,
+        edge_rules.includes_edges(links, present),
+        layout,
+        trust_snapshot=trust_snapshot,
+    )
     return synced, cycles
 
 
-def sync_authorities(driver: Driver, database: str, layout: WorkLayout) -> list[SyncResult]:
+def sync_authorities(
+    driver: Driver, database: str, layout: WorkLayout, *, trust_snapshot: bool = True
+) -> list[SyncResult]:
     links = record_links(layout)
     present = {link.na_id for link in links}
     desired = edge_rules.authority_edges(links, present, read_aliases(layout))
-    return [sync_edges(driver, database, rel, desired[rel]) for rel in AUTHORITY_RELATIONSHIPS]
+    return [
+        sync_edges(driver, database, rel, desired[rel], layout, trust_snapshot=trust_snapshot)
+        for rel in AUTHORITY_RELATIONSHIPS
+    ]

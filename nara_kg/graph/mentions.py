@@ -6,9 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import pyarrow as pa
 from neo4j import Driver
 
+from nara_kg.graph import sync_state
 from nara_kg.graph.batches import write_batches
+from nara_kg.ingest.layout import WorkLayout
 from nara_kg.model.schema import (
     AUTHORITY_RELATIONSHIPS,
     AUTHORITY_TYPES,
@@ -28,6 +31,30 @@ class MentionSync:
     added: int
     updated: int
     removed: int
+    #: "snapshot" (the last complete write, which the graph still holds) or "graph" (read back).
+    existing_from: str = "graph"
+
+
+#: The linker's concern in :mod:`nara_kg.graph.sync_state`; the count is of every MENTIONED_IN
+#: (the LLM's too: when entity_extraction changes them, the graph is read back).
+MENTIONS_CONCERN = "linker-mentions"
+MENTION_COUNT = f"MATCH ()-[r:{Rel.MENTIONED_IN}]->() RETURN count(r) AS n"
+_MENTION_COLUMNS = ("authority", "chunk", "count", "surface")
+
+
+def _current(
+    driver: Driver, database: str, layout: WorkLayout | None
+) -> tuple[DesiredMentions, str]:
+    if layout is not None:
+        table = sync_state.trusted_snapshot(
+            driver, database, layout, MENTIONS_CONCERN, MENTION_COUNT
+        )
+        if table is not None:
+            a, b, count, surface = (table[c].to_pylist() for c in _MENTION_COLUMNS)
+            return {
+                (x, y): (n, s) for x, y, n, s in zip(a, b, count, surface, strict=True)
+            }, "snapshot"
+    return existing_mentions(driver, database), "graph"
 
 
 def existing_mentions(driver: Driver, database: str) -> DesiredMentions:
@@ -44,9 +71,21 @@ def existing_mentions(driver: Driver, database: str) -> DesiredMentions:
     return found
 
 
-def sync_mentions(driver: Driver, database: str, desired: DesiredMentions) -> MentionSync:
-    """Add missing and changed relationships (UNWIND + MERGE, properties set), delete the rest."""
-    current = existing_mentions(driver, database)
+def sync_mentions(
+    driver: Driver,
+    database: str,
+    desired: DesiredMentions,
+    layout: WorkLayout | None = None,
+    *,
+    trust_snapshot: bool = True,
+) -> MentionSync:
+    """Add missing and changed relationships (UNWIND + MERGE, properties set), delete the rest.
+    With `layout`, the current ones come from the last complete write when the graph still
+    holds it (:mod:`nara_kg.graph.sync_state`; not with `trust_snapshot` False), and this write
+    is recorded there for the next run."""
+    current, existing_from = _current(driver, database, layout if trust_snapshot else None)
+    if layout is not None:
+        sync_state.begin_write(driver, database, layout, MENTIONS_CONCERN)
     to_write = sorted(edge for edge, value in desired.items() if current.get(edge) != value)
     to_remove = sorted(set(current) - set(desired))
     write_batches(
@@ -75,7 +114,24 @@ def sync_mentions(driver: Driver, database: str, desired: DesiredMentions) -> Me
         batch_size=5_000,
     )
     added = sum(1 for edge in to_write if edge not in current)
-    return MentionSync(len(desired), added, len(to_write) - added, len(to_remove))
+    if layout is not None:
+        ordered = sorted(desired)
+        sync_state.commit_write(
+            driver,
+            database,
+            layout,
+            MENTIONS_CONCERN,
+            pa.table(
+                {
+                    "authority": pa.array([a for a, _ in ordered], type=pa.string()),
+                    "chunk": pa.array([b for _, b in ordered], type=pa.string()),
+                    "count": pa.array([desired[e][0] for e in ordered], type=pa.int64()),
+                    "surface": pa.array([desired[e][1] for e in ordered], type=pa.string()),
+                }
+            ),
+            MENTION_COUNT,
+        )
+    return MentionSync(len(desired), added, len(to_write) - added, len(to_remove), existing_from)
 
 
 def record_mention_pairs(driver: Driver, database: str) -> set[tuple[int, int]]:

@@ -44,6 +44,10 @@ FOREACH (_ IN CASE WHEN row.embed THEN [] ELSE [1] END | REMOVE c:{Label.RECORD_
 """
 
 
+#: The count the graph keeps of chunk nodes (answered from the count store).
+CHUNK_COUNT = f"MATCH (c:{Label.CHUNK}) RETURN count(c) AS n"
+
+
 def existing_row_hashes(driver: Driver, database: str) -> dict[str, str | None]:
     """chunkId -> rowHash of every chunk node, streamed (the graph may be large)."""
     hashes: dict[str, str | None] = {}

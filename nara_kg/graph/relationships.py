@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import pyarrow as pa
 from neo4j import Driver
 
+from nara_kg.graph import sync_state
 from nara_kg.graph.batches import write_batches
+from nara_kg.ingest.layout import WorkLayout
 from nara_kg.model.edges import Edge
 from nara_kg.model.schema import Label, Prop, checked_relationship
 
@@ -17,6 +20,8 @@ class SyncResult:
     desired: int
     added: int
     removed: int
+    #: "snapshot" (the last complete write, which the graph still holds) or "graph" (read back).
+    existing_from: str = "graph"
 
     @property
     def unchanged(self) -> int:
@@ -36,9 +41,47 @@ def existing_edges(driver: Driver, database: str, rel: str) -> set[Edge]:
     return edges
 
 
-def sync_edges(driver: Driver, database: str, rel: str, desired: set[Edge]) -> SyncResult:
+def count_statement(rel: str) -> str:
+    """The count the graph keeps of relationships of one type (the count store answers)."""
+    return f"MATCH ()-[r:{checked_relationship(rel)}]->() RETURN count(r) AS n"
+
+
+def _concern(rel_type: str) -> str:
+    return f"relationships-{rel_type}"
+
+
+def _current(
+    driver: Driver, database: str, rel_type: str, layout: WorkLayout | None
+) -> tuple[set[Edge], str]:
+    if layout is not None:
+        table = sync_state.trusted_snapshot(
+            driver, database, layout, _concern(rel_type), count_statement(rel_type)
+        )
+        if table is not None:
+            pairs = zip(table["source"].to_pylist(), table["target"].to_pylist(), strict=True)
+            return set(pairs), "snapshot"
+    return existing_edges(driver, database, rel_type), "graph"
+
+
+def sync_edges(
+    driver: Driver,
+    database: str,
+    rel: str,
+    desired: set[Edge],
+    layout: WorkLayout | None = None,
+    *,
+    trust_snapshot: bool = True,
+) -> SyncResult:
+    """Make the graph's `rel` relationships equal `desired`. With `layout`, the current ones
+    come from the last complete write when the graph still holds it
+    (:mod:`nara_kg.graph.sync_state`; not with `trust_snapshot` False), and this write is
+    recorded there for the next run."""
     rel_type = checked_relationship(rel)
-    current = existing_edges(driver, database, rel_type)
+    current, existing_from = _current(
+        driver, database, rel_type, layout if trust_snapshot else None
+    )
+    if layout is not None:
+        sync_state.begin_write(driver, database, layout, _concern(rel_type))
     to_add = sorted(desired - current)
     to_remove = sorted(current - desired)
     # Both endpoints are looked up through the chunkId uniqueness constraint: no label scans.
@@ -61,4 +104,14 @@ def sync_edges(driver: Driver, database: str, rel: str, desired: set[Edge]) -> S
         [list(e) for e in to_remove],
         batch_size=5_000,
     )
-    return SyncResult(rel_type, len(desired), len(to_add), len(to_remove))
+    if layout is not None:
+        ordered = sorted(desired)
+        sync_state.commit_write(
+            driver,
+            database,
+            layout,
+            _concern(rel_type),
+            pa.table({"source": [a for a, _ in ordered], "target": [b for _, b in ordered]}),
+            count_statement(rel_type),
+        )
+    return SyncResult(rel_type, len(desired), len(to_add), len(to_remove), existing_from)

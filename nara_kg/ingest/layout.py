@@ -94,6 +94,15 @@ class WorkLayout:
         """Each chunk's mentions, keyed by its row, its record's context and the linker."""
         return self.root / "mentions" / "mentions.parquet"
 
+    # --------------------------------------------- graph writers' snapshots (graph/sync_state)
+    def sync_snapshot(self, concern: str) -> Path:
+        """What a by-difference writer last wrote to the graph (e.g. chunkId -> rowHash)."""
+        return self.root / "graph-state" / f"{concern}.parquet"
+
+    def sync_revision(self, concern: str) -> Path:
+        """The graph revision and count that `sync_snapshot(concern)` describes."""
+        return self.root / "graph-state" / f"{concern}.json"
+
     def per_file_paths(self, file_id: str) -> tuple[Path, ...]:
         """Everything the per-file stages keep for one input file."""
         return (

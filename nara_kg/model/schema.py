@@ -58,6 +58,10 @@ class Label(StrEnum):
     #: An entity the LLM extracted from chunk text that no authority record stands for
     #: (entity_extraction; properties in `EntityProp`).
     ENTITY = "Entity"
+    #: One per by-difference writer: the revision of its last complete write, so that the
+    #: writer's own record of what it wrote may stand in for reading the graph back
+    #: (:mod:`nara_kg.graph.sync_state`; properties in `SyncProp`).
+    SYNC_STATE = "SyncState"
 
 
 class Rel(StrEnum):
@@ -179,6 +183,14 @@ class CommunityProp:
     TOP_MEMBERS: Final = "topMembers"
     SUMMARY_EMBEDDING: Final = "summaryEmbedding"  # of title + summary
     SUMMARY_EMBEDDING_KEY: Final = "summaryEmbeddingKey"  # model key + report context key
+
+
+class SyncProp:
+    """Properties of SyncState nodes."""
+
+    CONCERN: Final = "concern"  # what the writer keeps equal to its desired set, e.g. "nodes"
+    #: A fresh id after each complete write; "writing:<id>" while one is under way.
+    REVISION: Final = "revision"
 
 
 class Index:

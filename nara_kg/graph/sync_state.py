@@ -1,0 +1,105 @@
+"""What a by-difference writer last wrote, kept beside the work files, and whether the graph
+still holds exactly that.
+
+A writer (chunk nodes, one relationship type, the linker's mentions) makes the graph equal a
+desired set by difference; finding the difference used to mean reading the whole of its part of
+the graph back, every run, however little had changed. Now each complete write leaves
+
+* in the graph, a ``(:SyncState {concern, revision})`` node with a fresh revision, and
+* in the work dir, the set it wrote (a Parquet table) with that revision and the count the
+  graph then had (nodes, or relationships of the type: the count store answers in O(1)).
+
+The next run takes the table for the graph's state when the revision and the count still
+match; otherwise (another database, a run that died part way, the graph wiped or edited by
+hand: an added or deleted node or relationship changes the count) it reads the graph as
+before. While a write is under way the graph's revision says so and the table is gone, so a
+run that dies part way is never trusted.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from neo4j import Driver
+
+from nara_kg.graph.batches import read_all, write_one
+from nara_kg.ingest.layout import WorkLayout, temporary_sibling
+from nara_kg.ingest.stages.common import read_json, write_json
+from nara_kg.model.schema import Label, SyncProp
+
+REVISION = f"""
+MATCH (s:{Label.SYNC_STATE} {{{SyncProp.CONCERN}: $concern}})
+RETURN s.{SyncProp.REVISION} AS revision
+"""
+
+SET_REVISION = f"""
+MERGE (s:{Label.SYNC_STATE} {{{SyncProp.CONCERN}: $concern}})
+SET s.{SyncProp.REVISION} = $revision
+"""
+
+#: Marks a write under way (a revision no snapshot has).
+WRITING_PREFIX = "writing:"
+
+
+def graph_revision(driver: Driver, database: str, concern: str) -> str | None:
+    rows = read_all(driver, database, REVISION, concern=concern)
+    return str(rows[0]["revision"]) if rows and rows[0]["revision"] is not None else None
+
+
+def graph_count(driver: Driver, database: str, count_statement: str) -> int:
+    """The count a concern's `count_statement` returns (as ``n``)."""
+    return int(read_all(driver, database, count_statement)[0]["n"])
+
+
+def trusted_snapshot(
+    driver: Driver, database: str, layout: WorkLayout, concern: str, count_statement: str
+) -> pa.Table | None:
+    """The table of the concern's last complete write, if the graph still holds it."""
+    stored = read_json(layout.sync_revision(concern))
+    path = layout.sync_snapshot(concern)
+    if stored is None or not path.exists():
+        return None
+    if graph_revision(driver, database, concern) != stored.get("revision"):
+        return None
+    if graph_count(driver, database, count_statement) != stored.get("count"):
+        return None
+    return pq.read_table(path)
+
+
+def begin_write(driver: Driver, database: str, layout: WorkLayout, concern: str) -> None:
+    """Before the first write: neither the graph's revision nor the work dir's table may be
+    trusted until :func:`commit_write`."""
+    layout.sync_revision(concern).unlink(missing_ok=True)
+    layout.sync_snapshot(concern).unlink(missing_ok=True)
+    write_one(
+        driver,
+        database,
+        SET_REVISION,
+        concern=concern,
+        revision=f"{WRITING_PREFIX}{uuid.uuid4().hex}",
+    )
+
+
+def commit_write(
+    driver: Driver,
+    database: str,
+    layout: WorkLayout,
+    concern: str,
+    written: pa.Table,
+    count_statement: str,
+) -> None:
+    """After the last write: `written` (the desired set, now the graph's) is what the next
+    run may take for the graph."""
+    revision = uuid.uuid4().hex
+    write_one(driver, database, SET_REVISION, concern=concern, revision=revision)
+    count = graph_count(driver, database, count_statement)
+    path = layout.sync_snapshot(concern)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = temporary_sibling(path)
+    pq.write_table(written, tmp, compression="zstd")
+    tmp.replace(path)
+    payload: dict[str, Any] = {"revision": revision, "count": count, "rows": written.num_rows}
+    write_json(layout.sync_revision(concern), payload)
