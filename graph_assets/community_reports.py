@@ -55,6 +55,7 @@ def community_reports(
             embedding_model.get_embedder(),
             token_budget=REPORT_TOKEN_BUDGET,
             log=context.log.info,
+            token_counts_path=paths.layout.report_token_counts,
         )
     context.log.info(
         f"{result.communities} reports: {result.generated} generated, {result.cached} cached, "
@@ -72,6 +73,8 @@ def community_reports(
             "truncated_contexts": result.truncated,
             "summaries_embedded": result.summaries_embedded,
             "summaries_encoded": result.summaries_encoded,
+            "token_counts_reused": result.token_counts_reused,
+            "token_counts_new": result.token_counts_new,
             "reports_per_level": counts_table(
                 {str(level): n for level, n in sorted(result.per_level.items())}, key="level"
             ),

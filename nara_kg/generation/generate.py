@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from neo4j import Driver
@@ -37,7 +38,9 @@ from nara_kg.generation.report_rows import (
     report_row,
     top_members,
 )
+from nara_kg.generation.token_counts import remembered_token_counts
 from nara_kg.graph import reports as report_cypher
+from nara_kg.ingest.chunking import TokenCounter, TokensCounter
 
 
 @dataclass
@@ -52,6 +55,9 @@ class ReportRunResult:
     summaries_embedded: int = 0
     #: Distinct summary texts encoded (equal summaries share one vector).
     summaries_encoded: int = 0
+    #: Context texts whose token count was remembered from an earlier run, and those counted.
+    token_counts_reused: int = 0
+    token_counts_new: int = 0
     per_level: Counter[int] = field(default_factory=Counter)
     preview: list[dict[str, Any]] = field(default_factory=list)
 
@@ -152,9 +158,55 @@ def generate_community_reports(
     *,
     token_budget: int,
     log: Log = quiet,
+    token_counts_path: Path | None = None,
 ) -> ReportRunResult:
     """One report per community, finest level first, so that a coarser community whose members
-    do not fit the budget can use its sub-communities' reports instead."""
+    do not fit the budget can use its sub-communities' reports instead. With
+    `token_counts_path`, the token counts of context texts are remembered there between runs
+    (:mod:`nara_kg.generation.token_counts`)."""
+    if token_counts_path is None:
+        return _generate_all(
+            driver,
+            database,
+            llm,
+            cache,
+            embedder,
+            embedder.count_tokens,
+            embedder.count_tokens_many,
+            token_budget=token_budget,
+            log=log,
+        )
+    with remembered_token_counts(
+        token_counts_path, embedder.key, embedder.count_tokens, embedder.count_tokens_many
+    ) as counts:
+        result = _generate_all(
+            driver,
+            database,
+            llm,
+            cache,
+            embedder,
+            counts.count,
+            counts.count_many,
+            token_budget=token_budget,
+            log=log,
+        )
+        result.token_counts_reused = counts.looked_up - counts.counted
+        result.token_counts_new = counts.counted
+        return result
+
+
+def _generate_all(
+    driver: Driver,
+    database: str,
+    llm: LLM,
+    cache: GenerationCache | None,
+    embedder: Embedder,
+    count_tokens: TokenCounter,
+    count_tokens_many: TokensCounter,
+    *,
+    token_budget: int,
+    log: Log,
+) -> ReportRunResult:
     result = ReportRunResult()
     #: community id -> (its report, its members' naIds)
     done: dict[str, tuple[CommunityReport, frozenset[int]]] = {}
@@ -221,9 +273,9 @@ def generate_community_reports(
                     relationships_of[community_id],
                     done,
                     token_budget=token_budget,
-                    count_tokens=embedder.count_tokens,
+                    count_tokens=count_tokens,
                     row_costs=row_costs,
-                    count_tokens_many=embedder.count_tokens_many,
+                    count_tokens_many=count_tokens_many,
                     mentioned=rank_mentioned(totals),
                 )
                 report, was_cached = generate_report(context, llm, cache)

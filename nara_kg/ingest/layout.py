@@ -94,6 +94,12 @@ class WorkLayout:
         """Each chunk's mentions, keyed by its row, its record's context and the linker."""
         return self.root / "mentions" / "mentions.parquet"
 
+    # ------------------------------------------------------------ community_reports (global)
+    @property
+    def report_token_counts(self) -> Path:
+        """Token counts of report-context texts, kept between runs."""
+        return self.root / "reports" / "token-counts.sqlite"
+
     # --------------------------------------------- graph writers' snapshots (graph/sync_state)
     def sync_snapshot(self, concern: str) -> Path:
         """What a by-difference writer last wrote to the graph (e.g. chunkId -> rowHash)."""

@@ -1,0 +1,122 @@
+"""Token counts of report-context texts, remembered between runs.
+
+Building every community's context counts the tokens of each member, relationship and sub-report
+row and of the contexts it tries: a quarter of `community_reports` when every report then comes
+from the cache. The rows of unchanged records read the same in every run, so their counts are
+kept in one SQLite table beside the generation cache, keyed by the counter and a digest of the
+text, and a run counts only the texts it has not seen. A complete run drops the entries it did
+not use, so the table holds about one run's texts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from nara_kg.ingest.chunking import TokenCounter, TokensCounter
+
+#: Digests looked up per query (SQLite's default limit of bound parameters is 32,766).
+_LOOKUP_BATCH = 900
+
+
+class RememberedTokenCounts:
+    """`count` and `count_many` of one counter, answered from the table where it knows the text.
+
+    `counter_key` names the counter (the embedder's key: model, backend, weights), so counts of
+    different tokenizers never mix. Not thread-safe: one per run.
+    """
+
+    def __init__(
+        self,
+        connection: sqlite3.Connection,
+        counter_key: str,
+        count: TokenCounter,
+        count_many: TokensCounter,
+    ) -> None:
+        self._connection = connection
+        self._prefix = counter_key.encode("utf-8") + b"\0"
+        self._count = count
+        self._count_many = count_many
+        self._known: dict[bytes, int] = {}
+        self._new: dict[bytes, int] = {}
+        self.looked_up = 0
+        self.counted = 0
+
+    def _digest(self, text: str) -> bytes:
+        return hashlib.blake2b(self._prefix + text.encode("utf-8"), digest_size=16).digest()
+
+    def _load(self, digests: Sequence[bytes]) -> None:
+        wanted = [d for d in dict.fromkeys(digests) if d not in self._known]
+        for start in range(0, len(wanted), _LOOKUP_BATCH):
+            batch = wanted[start : start + _LOOKUP_BATCH]
+            marks = ",".join("?" * len(batch))
+            rows = self._connection.execute(
+                f"SELECT key, tokens FROM token_counts WHERE key IN ({marks})", batch
+            )
+            for key, tokens in rows:
+                self._known[bytes(key)] = int(tokens)
+        self.looked_up += len(wanted)
+
+    def count(self, text: str) -> int:
+        return self.count_many([text])[0]
+
+    def count_many(self, texts: list[str]) -> list[int]:
+        digests = [self._digest(text) for text in texts]
+        self._load(digests)
+        missing = [i for i, d in enumerate(digests) if d not in self._known]
+        if missing:
+            unique = list(dict.fromkeys(texts[i] for i in missing))
+            counts = self._count_many(unique) if len(unique) > 1 else [self._count(unique[0])]
+            self.counted += len(unique)
+            for text, tokens in zip(unique, counts, strict=True):
+                digest = self._digest(text)
+                self._known[digest] = tokens
+                self._new[digest] = tokens
+        return [self._known[d] for d in digests]
+
+    def save(self, *, drop_unused: bool) -> None:
+        """Store the new counts; with `drop_unused` (after a complete run) forget the texts this
+        run never asked for."""
+        with self._connection:
+            self._connection.executemany(
+                "INSERT OR REPLACE INTO token_counts (key, tokens) VALUES (?, ?)",
+                list(self._new.items()),
+            )
+            if drop_unused:
+                self._connection.execute("CREATE TEMP TABLE IF NOT EXISTS used (key BLOB)")
+                self._connection.execute("DELETE FROM used")
+                self._connection.executemany(
+                    "INSERT INTO used (key) VALUES (?)", [(k,) for k in self._known]
+                )
+                self._connection.execute(
+                    "DELETE FROM token_counts WHERE key NOT IN (SELECT key FROM used)"
+                )
+        self._new.clear()
+
+
+@contextmanager
+def remembered_token_counts(
+    path: Path, counter_key: str, count: TokenCounter, count_many: TokensCounter
+) -> Iterator[RememberedTokenCounts]:
+    """The counts kept at `path` (created on first use) for one run; the new ones are stored,
+    and the unused dropped, when the run completes. A failed run stores what it counted."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    connection = sqlite3.connect(str(path), timeout=30.0)
+    try:
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute(
+            "CREATE TABLE IF NOT EXISTS token_counts (key BLOB PRIMARY KEY, tokens INTEGER) "
+            "WITHOUT ROWID"
+        )
+        counts = RememberedTokenCounts(connection, counter_key, count, count_many)
+        try:
+            yield counts
+        except BaseException:
+            counts.save(drop_unused=False)
+            raise
+        counts.save(drop_unused=True)
+    finally:
+        connection.close()
