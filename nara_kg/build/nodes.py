@@ -40,15 +40,12 @@ _SNAPSHOT_ID, _SNAPSHOT_HASH = "chunkId", "rowHash"
 
 
 def _existing(
-    driver: Driver, database: str, layout: WorkLayout, *, trust_snapshot: bool
+    driver: Driver, database: str, synced: sync_state.SyncedSet, *, trust_snapshot: bool
 ) -> tuple[dict[str, str | None], str]:
-    if trust_snapshot:
-        table = sync_state.trusted_snapshot(
-            driver, database, layout, NODES_CONCERN, node_cypher.CHUNK_COUNT
-        )
-        if table is not None:
-            ids = table[_SNAPSHOT_ID].to_pylist()
-            return dict(zip(ids, table[_SNAPSHOT_HASH].to_pylist(), strict=True)), "snapshot"
+    table = synced.trusted() if trust_snapshot else None
+    if table is not None:
+        ids = table[_SNAPSHOT_ID].to_pylist()
+        return dict(zip(ids, table[_SNAPSHOT_HASH].to_pylist(), strict=True)), "snapshot"
     return node_cypher.existing_row_hashes(driver, database), "graph"
 
 
@@ -66,9 +63,10 @@ def sync_nodes(
     :mod:`nara_kg.graph.sync_state`), else from the graph; the full rebuild always reads the
     graph."""
     node_cypher.ensure_node_schema(driver, database)
-    existing, existing_from = _existing(driver, database, layout, trust_snapshot=not rewrite_all)
+    synced = sync_state.SyncedSet(driver, database, layout, NODES_CONCERN, node_cypher.CHUNK_COUNT)
+    existing, existing_from = _existing(driver, database, synced, trust_snapshot=not rewrite_all)
     result = NodeSyncResult(existing_from=existing_from)
-    sync_state.begin_write(driver, database, layout, NODES_CONCERN)
+    synced.begin()
     #: chunkId -> rowHash of every chosen chunk: after the writes, the graph's nodes.
     desired: dict[str, str | None] = {}
     pending: dict[str, list[dict[str, Any]]] = {}
@@ -105,12 +103,5 @@ def sync_nodes(
     if stale:
         result.deleted = node_cypher.delete_chunks(driver, database, stale)
         log(f"deleted {result.deleted} chunk nodes no longer in the input")
-    sync_state.commit_write(
-        driver,
-        database,
-        layout,
-        NODES_CONCERN,
-        pa.table({_SNAPSHOT_ID: list(desired), _SNAPSHOT_HASH: list(desired.values())}),
-        node_cypher.CHUNK_COUNT,
-    )
+    synced.commit(pa.table({_SNAPSHOT_ID: list(desired), _SNAPSHOT_HASH: list(desired.values())}))
     return result

@@ -43,17 +43,13 @@ _MENTION_COLUMNS = ("authority", "chunk", "count", "surface")
 
 
 def _current(
-    driver: Driver, database: str, layout: WorkLayout | None
+    driver: Driver, database: str, synced: sync_state.SyncedSet | None
 ) -> tuple[DesiredMentions, str]:
-    if layout is not None:
-        table = sync_state.trusted_snapshot(
-            driver, database, layout, MENTIONS_CONCERN, MENTION_COUNT
-        )
-        if table is not None:
-            a, b, count, surface = (table[c].to_pylist() for c in _MENTION_COLUMNS)
-            return {
-                (x, y): (n, s) for x, y, n, s in zip(a, b, count, surface, strict=True)
-            }, "snapshot"
+    table = synced.trusted() if synced is not None else None
+    if table is not None:
+        a, b, count, surface = (table[c].to_pylist() for c in _MENTION_COLUMNS)
+        mentions = {(x, y): (n, s) for x, y, n, s in zip(a, b, count, surface, strict=True)}
+        return mentions, "snapshot"
     return existing_mentions(driver, database), "graph"
 
 
@@ -83,9 +79,14 @@ def sync_mentions(
     With `layout`, the current ones come from the last complete write when the graph still
     holds it (:mod:`nara_kg.graph.sync_state`; not with `trust_snapshot` False), and this write
     is recorded there for the next run."""
-    current, existing_from = _current(driver, database, layout if trust_snapshot else None)
-    if layout is not None:
-        sync_state.begin_write(driver, database, layout, MENTIONS_CONCERN)
+    synced = (
+        sync_state.SyncedSet(driver, database, layout, MENTIONS_CONCERN, MENTION_COUNT)
+        if layout is not None
+        else None
+    )
+    current, existing_from = _current(driver, database, synced if trust_snapshot else None)
+    if synced is not None:
+        synced.begin()
     to_write = sorted(edge for edge, value in desired.items() if current.get(edge) != value)
     to_remove = sorted(set(current) - set(desired))
     write_batches(
@@ -114,13 +115,9 @@ def sync_mentions(
         batch_size=5_000,
     )
     added = sum(1 for edge in to_write if edge not in current)
-    if layout is not None:
+    if synced is not None:
         ordered = sorted(desired)
-        sync_state.commit_write(
-            driver,
-            database,
-            layout,
-            MENTIONS_CONCERN,
+        synced.commit(
             pa.table(
                 {
                     "authority": pa.array([a for a, _ in ordered], type=pa.string()),
@@ -128,8 +125,7 @@ def sync_mentions(
                     "count": pa.array([desired[e][0] for e in ordered], type=pa.int64()),
                     "surface": pa.array([desired[e][1] for e in ordered], type=pa.string()),
                 }
-            ),
-            MENTION_COUNT,
+            )
         )
     return MentionSync(len(desired), added, len(to_write) - added, len(to_remove), existing_from)
 

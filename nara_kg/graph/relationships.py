@@ -46,20 +46,18 @@ def count_statement(rel: str) -> str:
     return f"MATCH ()-[r:{checked_relationship(rel)}]->() RETURN count(r) AS n"
 
 
-def _concern(rel_type: str) -> str:
-    return f"relationships-{rel_type}"
+def edge_concern(rel_type: str) -> str:
+    """The writer's concern in :mod:`nara_kg.graph.sync_state` for one relationship type."""
+    return f"relationships-{checked_relationship(rel_type)}"
 
 
 def _current(
-    driver: Driver, database: str, rel_type: str, layout: WorkLayout | None
+    driver: Driver, database: str, rel_type: str, synced: sync_state.SyncedSet | None
 ) -> tuple[set[Edge], str]:
-    if layout is not None:
-        table = sync_state.trusted_snapshot(
-            driver, database, layout, _concern(rel_type), count_statement(rel_type)
-        )
-        if table is not None:
-            pairs = zip(table["source"].to_pylist(), table["target"].to_pylist(), strict=True)
-            return set(pairs), "snapshot"
+    table = synced.trusted() if synced is not None else None
+    if table is not None:
+        pairs = zip(table["source"].to_pylist(), table["target"].to_pylist(), strict=True)
+        return set(pairs), "snapshot"
     return existing_edges(driver, database, rel_type), "graph"
 
 
@@ -77,11 +75,18 @@ def sync_edges(
     (:mod:`nara_kg.graph.sync_state`; not with `trust_snapshot` False), and this write is
     recorded there for the next run."""
     rel_type = checked_relationship(rel)
-    current, existing_from = _current(
-        driver, database, rel_type, layout if trust_snapshot else None
+    synced = (
+        sync_state.SyncedSet(
+            driver, database, layout, edge_concern(rel_type), count_statement(rel_type)
+        )
+        if layout is not None
+        else None
     )
-    if layout is not None:
-        sync_state.begin_write(driver, database, layout, _concern(rel_type))
+    current, existing_from = _current(
+        driver, database, rel_type, synced if trust_snapshot else None
+    )
+    if synced is not None:
+        synced.begin()
     to_add = sorted(desired - current)
     to_remove = sorted(current - desired)
     # Both endpoints are looked up through the chunkId uniqueness constraint: no label scans.
@@ -104,14 +109,9 @@ def sync_edges(
         [list(e) for e in to_remove],
         batch_size=5_000,
     )
-    if layout is not None:
+    if synced is not None:
         ordered = sorted(desired)
-        sync_state.commit_write(
-            driver,
-            database,
-            layout,
-            _concern(rel_type),
-            pa.table({"source": [a for a, _ in ordered], "target": [b for _, b in ordered]}),
-            count_statement(rel_type),
+        synced.commit(
+            pa.table({"source": [a for a, _ in ordered], "target": [b for _, b in ordered]})
         )
     return SyncResult(rel_type, len(desired), len(to_add), len(to_remove), existing_from)

@@ -19,6 +19,7 @@ run that dies part way is never trusted.
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -103,3 +104,28 @@ def commit_write(
     tmp.replace(path)
     payload: dict[str, Any] = {"revision": revision, "count": count, "rows": written.num_rows}
     write_json(layout.sync_revision(concern), payload)
+
+
+@dataclass(frozen=True)
+class SyncedSet:
+    """One writer's concern in one graph and work dir: the three steps above, bound."""
+
+    driver: Driver
+    database: str
+    layout: WorkLayout
+    concern: str
+    #: Returns the graph's count of the concern's nodes or relationships as ``n``.
+    count_statement: str
+
+    def trusted(self) -> pa.Table | None:
+        return trusted_snapshot(
+            self.driver, self.database, self.layout, self.concern, self.count_statement
+        )
+
+    def begin(self) -> None:
+        begin_write(self.driver, self.database, self.layout, self.concern)
+
+    def commit(self, written: pa.Table) -> None:
+        commit_write(
+            self.driver, self.database, self.layout, self.concern, written, self.count_statement
+        )
