@@ -19,18 +19,20 @@ from resources import EmbeddingModel, Neo4jResource
     description=(
         "Vector index `texts_from_records` on :recordWithText(textEmbedding), cosine, the "
         "model's dimension, plus a full-text index over the same text for hybrid search; "
-        "waits until both are ONLINE. Core: nara_kg.graph.indexes.ensure_vector_index, "
-        "nara_kg.graph.indexes.ensure_fulltext_index."
+        "waits until both are ONLINE (as long as their population keeps moving). Core: "
+        "nara_kg.graph.indexes.ensure_vector_index, nara_kg.graph.indexes.ensure_fulltext_index."
     ),
 )
-def vector_index(neo4j: Neo4jResource, embedding_model: EmbeddingModel) -> dg.MaterializeResult:
+def vector_index(
+    context: dg.AssetExecutionContext, neo4j: Neo4jResource, embedding_model: EmbeddingModel
+) -> dg.MaterializeResult:
     driver = neo4j.get_driver()
     metadata: dict[str, Any] = {}
     with timed(metadata):
         vector = indexes.ensure_vector_index(
-            driver, neo4j.database, embedding_model.get_embedder().dimension
+            driver, neo4j.database, embedding_model.get_embedder().dimension, log=context.log.info
         )
-        fulltext = indexes.ensure_fulltext_index(driver, neo4j.database)
+        fulltext = indexes.ensure_fulltext_index(driver, neo4j.database, log=context.log.info)
     return dg.MaterializeResult(
         metadata={
             **metadata,

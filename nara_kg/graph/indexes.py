@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import Any
 
 from neo4j import Driver
 
+from nara_kg.build.progress import Log, quiet
 from nara_kg.graph.batches import read_all, write_one
 from nara_kg.model.schema import Index, Label, Prop
 
@@ -33,7 +36,9 @@ def index_info(driver: Driver, database: str, name: str) -> dict[str, Any] | Non
     return rows[0] if rows else None
 
 
-def ensure_vector_index(driver: Driver, database: str, dimensions: int) -> dict[str, Any]:
+def ensure_vector_index(
+    driver: Driver, database: str, dimensions: int, *, log: Log = quiet
+) -> dict[str, Any]:
     """Create `texts_from_records` (cosine, the model's dimension); rebuild it if the model's
     dimension changed, since an index of another width would silently match nothing."""
     info = index_info(driver, database, Index.VECTOR)
@@ -50,10 +55,10 @@ def ensure_vector_index(driver: Driver, database: str, dimensions: int) -> dict[
         "`vector.similarity_function`: 'cosine'}}",
         dimensions=dimensions,
     )
-    return await_index(driver, database, Index.VECTOR)
+    return await_index(driver, database, Index.VECTOR, log=log)
 
 
-def ensure_fulltext_index(driver: Driver, database: str) -> dict[str, Any]:
+def ensure_fulltext_index(driver: Driver, database: str, *, log: Log = quiet) -> dict[str, Any]:
     info = index_info(driver, database, Index.FULLTEXT)
     if info is not None and list(info["properties"]) != list(FULLTEXT_PROPERTIES):
         write_one(driver, database, f"DROP INDEX {Index.FULLTEXT} IF EXISTS")
@@ -64,12 +69,46 @@ def ensure_fulltext_index(driver: Driver, database: str) -> dict[str, Any]:
         f"CREATE FULLTEXT INDEX {Index.FULLTEXT} IF NOT EXISTS "
         f"FOR (n:{Label.RECORD_WITH_TEXT}) ON EACH [{props}]",
     )
-    return await_index(driver, database, Index.FULLTEXT)
+    return await_index(driver, database, Index.FULLTEXT, log=log)
 
 
-def await_index(driver: Driver, database: str, name: str, timeout_s: int = 600) -> dict[str, Any]:
-    write_one(driver, database, "CALL db.awaitIndex($name, $timeout)", name=name, timeout=timeout_s)
-    info = index_info(driver, database, name)
-    if info is None or info["state"] != "ONLINE":
-        raise RuntimeError(f"index {name} is not ONLINE: {info}")
-    return info
+#: How long an index may stay at the same population before waiting for it is an error.
+INDEX_STALL_SECONDS = 600.0
+
+
+def await_index(
+    driver: Driver,
+    database: str,
+    name: str,
+    *,
+    stall_s: float = INDEX_STALL_SECONDS,
+    poll_s: float = 2.0,
+    log: Log = quiet,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> dict[str, Any]:
+    """Wait until the index is ONLINE for as long as its population keeps moving, logging each
+    further tenth. No fixed timeout: 3 million vectors took Neo4j more than the 10 minutes the
+    wait used to allow. An index that FAILED, or whose population stays put for `stall_s`,
+    is an error."""
+    best = -1.0
+    moved_at = clock()
+    while True:
+        info = index_info(driver, database, name)
+        if info is None:
+            raise RuntimeError(f"index {name} does not exist")
+        if info["state"] == "ONLINE":
+            return info
+        if info["state"] == "FAILED":
+            raise RuntimeError(f"index {name} FAILED to populate: {info}")
+        percent = float(info.get("populationPercent") or 0.0)
+        now = clock()
+        if percent > best:
+            if int(percent // 10) > int(max(best, 0.0) // 10):
+                log(f"index {name}: {percent:.0f}% populated")
+            best, moved_at = percent, now
+        elif now - moved_at > stall_s:
+            raise RuntimeError(
+                f"index {name} stayed at {percent:.1f}% populated for {stall_s:.0f} s: {info}"
+            )
+        sleep(poll_s)
