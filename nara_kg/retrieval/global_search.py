@@ -12,20 +12,18 @@ with an overview of the largest communities.
 from __future__ import annotations
 
 import json
-import random
 import re
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from threading import Lock
 from typing import Any, Final
 
-from nara_kg.generation.community_report import CommunityReport, Finding
+from nara_kg.generation.community_report import CommunityReport
 from nara_kg.generation.llm import LLM, GenerationCache, cached_complete, is_extractive
 from nara_kg.generation.report_parse import extract_json_object
 from nara_kg.ingest.chunking import TokenCounter, TokensCounter
 from nara_kg.retrieval.prompts import MAP_PROMPT, REDUCE_PROMPT, REFUSAL, is_refusal
+from nara_kg.retrieval.report_batches import ReportBlock, join_blocks, pack_batches
 from nara_kg.retrieval.terms import METHOD_EXTRACTIVE, content_terms, fold, llm_method, overlap
 
 #: Points a reduce step may use even when the budget would allow more (keeps answers readable).
@@ -51,147 +49,6 @@ class GlobalAnswer:
     communities: tuple[str, ...]
     refused: bool
     method: str
-
-
-@dataclass(frozen=True, slots=True)
-class ReportBlock:
-    """One report as it went into a batch (findings may have been dropped to fit)."""
-
-    report: CommunityReport
-    summary: str
-    findings: tuple[Finding, ...]
-    text: str
-
-
-def _block_text(report: CommunityReport, summary: str, findings: Sequence[Finding]) -> str:
-    lines = [
-        f"-----Report {report.community_id}-----",
-        f"Title: {report.title}",
-        f"Summary: {summary}",
-        f"Rating: {report.rating:g}",
-    ]
-    if findings:
-        lines.append("Findings:")
-        for finding in findings:
-            if finding.explanation:
-                lines.append(f"- {finding.summary}: {finding.explanation}")
-            else:
-                lines.append(f"- {finding.summary}")
-    return "\n".join(lines)
-
-
-def _join_blocks(blocks: Sequence[ReportBlock]) -> str:
-    return "\n\n".join(block.text for block in blocks)
-
-
-#: Fitted blocks of recent reports: a report's block depends only on the report, the budget and
-#: the token counter, so repeated global questions over unchanged reports count no tokens.
-_FITTED_CACHE_SIZE = 16_384
-_FittedKey = tuple[CommunityReport, int, TokenCounter]
-_fitted: OrderedDict[_FittedKey, tuple[ReportBlock, int]] = OrderedDict()
-_fitted_lock = Lock()
-
-
-def _remember_fitted(key: _FittedKey, value: tuple[ReportBlock, int]) -> None:
-    with _fitted_lock:
-        _fitted[key] = value
-        _fitted.move_to_end(key)
-        while len(_fitted) > _FITTED_CACHE_SIZE:
-            _fitted.popitem(last=False)
-
-
-def _fitted_block(
-    report: CommunityReport, budget: int, count_tokens: TokenCounter
-) -> tuple[ReportBlock, int]:
-    """The report, dropping findings from the end and then halving the summary until it fits,
-    with the block's token count."""
-    key = (report, budget, count_tokens)
-    known = _fitted.get(key)
-    if known is not None:
-        return known
-    fitted = _fit_block(report, budget, count_tokens)
-    _remember_fitted(key, fitted)
-    return fitted
-
-
-def _fit_block(
-    report: CommunityReport, budget: int, count_tokens: TokenCounter
-) -> tuple[ReportBlock, int]:
-    findings = report.findings
-    for keep in range(len(findings), -1, -1):
-        text = _block_text(report, report.summary, findings[:keep])
-        tokens = count_tokens(text)
-        if tokens <= budget:
-            return ReportBlock(report, report.summary, findings[:keep], text), tokens
-    words = report.summary.split()
-    while words:
-        words = words[: len(words) // 2]
-        summary = " ".join(words) + " …"
-        text = _block_text(report, summary, ())
-        tokens = count_tokens(text)
-        if tokens <= budget:
-            return ReportBlock(report, summary, (), text), tokens
-    raise ValueError(
-        f"batch token budget {budget} cannot hold even the title of report {report.community_id}"
-    )
-
-
-def _prefetch_fitted(
-    reports: Sequence[CommunityReport],
-    budget: int,
-    count_tokens: TokenCounter,
-    count_tokens_many: TokensCounter,
-) -> None:
-    """Count the whole blocks of the reports not fitted yet in one batch call: most fit as they
-    are, and a batch call counts a level's reports several times faster than one call each
-    (what the first question over a level used to spend most of its time on)."""
-    missing = [r for r in reports if (r, budget, count_tokens) not in _fitted]
-    if not missing:
-        return
-    texts = [_block_text(r, r.summary, r.findings) for r in missing]
-    for report, text, tokens in zip(missing, texts, count_tokens_many(texts), strict=True):
-        if tokens <= budget:
-            block = ReportBlock(report, report.summary, report.findings, text)
-            _remember_fitted((report, budget, count_tokens), (block, tokens))
-
-
-def pack_batches(
-    reports: Sequence[CommunityReport],
-    *,
-    batch_token_budget: int,
-    count_tokens: TokenCounter,
-    count_tokens_many: TokensCounter | None = None,
-    seed: int = 0,
-) -> list[list[ReportBlock]]:
-    """Shuffle the reports with `random.Random(seed)` and pack them, in that order, into batches
-    whose text fits `batch_token_budget` (a report too big for a batch of its own is shortened).
-
-    The reports are put in id order before shuffling, so the batches depend only on the set of
-    reports and the seed, not on the order the caller fetched them in. `count_tokens_many`
-    (the same counts, many texts per call) only makes the first packing of new reports faster.
-    """
-    if count_tokens_many is not None:
-        _prefetch_fitted(reports, batch_token_budget, count_tokens, count_tokens_many)
-    ordered = sorted(reports, key=lambda r: (r.level, r.community_id))
-    random.Random(seed).shuffle(ordered)
-    # Token counts add up over text joined by blank lines (WordPiece and whitespace counters
-    # never merge tokens across whitespace), less the special tokens each count includes once:
-    # counting each block once keeps packing linear in the number of reports.
-    specials = count_tokens("")
-    batches: list[list[ReportBlock]] = []
-    current: list[ReportBlock] = []
-    current_tokens = 0
-    for report in ordered:
-        block, block_tokens = _fitted_block(report, batch_token_budget, count_tokens)
-        joined_tokens = current_tokens + block_tokens - specials if current else block_tokens
-        if current and joined_tokens > batch_token_budget:
-            batches.append(current)
-            current, joined_tokens = [], block_tokens
-        current.append(block)
-        current_tokens = joined_tokens
-    if current:
-        batches.append(current)
-    return batches
 
 
 def _score(value: Any) -> int | None:
@@ -425,7 +282,7 @@ def global_search(
     def map_batch(batch: list[ReportBlock]) -> list[Point]:
         if extractive:
             return _extractive_points(question_terms, batch)
-        prompt = MAP_PROMPT.format(context_data=_join_blocks(batch), query=question)
+        prompt = MAP_PROMPT.format(context_data=join_blocks(batch), query=question)
         reply, _ = cached_complete(llm, prompt, cache)
         return parse_points(reply, [block.report.community_id for block in batch])
 

@@ -12,8 +12,9 @@ from nara_kg.generation.community_report import CommunityReport, Finding
 from nara_kg.generation.llm import ExtractiveLLM, GenerationCache
 from nara_kg.retrieval.answer import AnswerContext, answer_question
 from nara_kg.retrieval.classify import classify_request
-from nara_kg.retrieval.global_search import Point, global_search, pack_batches, parse_points
+from nara_kg.retrieval.global_search import Point, global_search, parse_points
 from nara_kg.retrieval.prompts import ANSWER_PROMPT, CLASSIFICATION_PROMPT, REFUSAL
+from nara_kg.retrieval.report_batches import pack_batches
 from nara_kg.retrieval.terms import content_terms
 
 
