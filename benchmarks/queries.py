@@ -91,6 +91,9 @@ def measure_global_search(
     # once per process (an overview question reads a coarser level than a topical one). The
     # first question of each kind is timed apart: it is what a fresh process pays once.
     embedder.encode(["warm-up"])
+    # The classifier sends requests for records ("What kinds of records describe ...?") to
+    # local search even in global mode: its first search in a process is warmed up here too.
+    ask(driver, database, embedder, llm, None, questions[0], mode="local")
     first_of_kind = list({is_overview_question(q): q for q in reversed(questions)}.values())
     cold_ms = []
     for question in first_of_kind:
