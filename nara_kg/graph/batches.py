@@ -1,12 +1,15 @@
-"""Running parameterized statements over batches of rows, with the driver's managed retries."""
+"""Running parameterized statements over batches of rows, with the driver's managed retries;
+reading rows back, in auto-commit transactions for the latency-bound reads of a search."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import islice
 from typing import Any, LiteralString, TypeVar, cast
 
-from neo4j import Driver, ManagedTransaction, Query
+from neo4j import READ_ACCESS, Driver, ManagedTransaction, Query
+from neo4j.exceptions import DriverError, Neo4jError
 
 T = TypeVar("T")
 
@@ -55,15 +58,42 @@ def read_all(
     return [record.data() for record in _read_records(driver, database, statement, params)]
 
 
+#: Tries of an auto-commit read that fails with an error the driver calls retryable (a server
+#: restarting, a cluster's leader moving) before the error is raised.
+READ_ATTEMPTS = 3
+READ_RETRY_SECONDS = 0.2
+
+
+def _read_autocommit(driver: Driver, database: str, statement: str, params: dict[str, Any]) -> Any:
+    """The rows of one auto-commit read transaction: RUN and PULL go in one round trip, where
+    `execute_query`'s managed transaction adds BEGIN and COMMIT (`RETURN 1`: 0.9 against 1.6 ms,
+    and a third of Neo4j's CPU). Reads after this driver's `execute_query` writes (its bookmark
+    manager), and retried like a managed transaction on retryable errors."""
+    for attempt in range(1, READ_ATTEMPTS + 1):
+        try:
+            with driver.session(
+                database=database,
+                default_access_mode=READ_ACCESS,
+                bookmark_manager=driver.execute_query_bookmark_manager,
+            ) as session:
+                return list(session.run(Query(cast(LiteralString, statement)), params))
+        except (Neo4jError, DriverError) as error:
+            if attempt == READ_ATTEMPTS or not error.is_retryable():
+                raise
+            time.sleep(READ_RETRY_SECONDS * attempt)
+    raise AssertionError("unreachable")
+
+
 def read_values(
     driver: Driver, database: str, statement: str, **params: Any
 ) -> Sequence[dict[str, Any]]:
-    """`read_all` for statements that return only values, maps and lists (no nodes,
-    relationships or paths): rows are taken as the driver decoded them, skipping the recursive
-    conversion of `Record.data()`, which cost searches several milliseconds per query."""
+    """`read_all` for the reads of a search, whose statements return only values, maps and
+    lists (no nodes, relationships or paths): one auto-commit round trip, and rows taken as the
+    driver decoded them, skipping the recursive conversion of `Record.data()`, which cost
+    searches several milliseconds per query."""
     return [
         dict(zip(record.keys(), record.values(), strict=True))
-        for record in _read_records(driver, database, statement, params)
+        for record in _read_autocommit(driver, database, statement, params)
     ]
 
 
