@@ -19,13 +19,16 @@ relationships (:func:`rank_records`); :func:`~nara_kg.retrieval.search.local_sea
 ranking with the vector and full-text ones.
 
 The linker is cached per process, keyed by the database and the per-label counts of authority
-nodes (read from the count store in constant time). An edit to one authority's names that adds
-or removes no node is seen after :func:`clear_entity_linkers` or a restart.
+nodes (read from the count store in constant time, at most once per
+`SIGNATURE_CHECK_SECONDS`: the check was a sixth of a search's round trips). An edit to one
+authority's names that adds or removes no node is seen after :func:`clear_entity_linkers` or a
+restart.
 """
 
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from threading import Lock
@@ -149,7 +152,12 @@ def path_ranking(
     return own + [record for record in rank_records(edges) if record[0] not in first]
 
 
+#: How long a database's authority counts are trusted before they are read again.
+SIGNATURE_CHECK_SECONDS = 1.0
+
 _linkers: dict[tuple[str, tuple[tuple[str, int], ...]], EntityLinker] = {}
+#: database -> (monotonic time read, authority counts).
+_signatures: dict[str, tuple[float, tuple[tuple[str, int], ...]]] = {}
 _linkers_lock = Lock()
 
 
@@ -157,11 +165,24 @@ def clear_entity_linkers() -> None:
     """Forget the cached linkers (the next question rebuilds from the graph)."""
     with _linkers_lock:
         _linkers.clear()
+        _signatures.clear()
+
+
+def _authority_signature(driver: Driver, database: str) -> tuple[tuple[str, int], ...]:
+    now = time.monotonic()
+    with _linkers_lock:
+        known = _signatures.get(database)
+    if known is not None and now - known[0] < SIGNATURE_CHECK_SECONDS:
+        return known[1]
+    signature = cypher.authority_signature(driver, database)
+    with _linkers_lock:
+        _signatures[database] = (now, signature)
+    return signature
 
 
 def linker_for(driver: Driver, database: str) -> EntityLinker:
     """The graph's linker, built on first use and whenever the authority counts change."""
-    key = (database, cypher.authority_signature(driver, database))
+    key = (database, _authority_signature(driver, database))
     with _linkers_lock:
         linker = _linkers.get(key)
         if linker is None:
