@@ -139,13 +139,11 @@ def instrument_model_time() -> dict[str, Any]:
         "count_tokens_calls": 0,
         "count_tokens_seconds": 0.0,
     }
-    original_load = Embedder._load
+    original_load = Embedder._load_model
     original_encode = Embedder.encode
     original_count = Embedder.count_tokens
 
-    def _load(self: Any) -> Any:
-        if self._model is not None:
-            return original_load(self)
+    def _load_model(self: Any) -> Any:
         started = time.perf_counter()
         try:
             return original_load(self)
@@ -164,7 +162,7 @@ def instrument_model_time() -> dict[str, Any]:
             spent["encode_seconds"] += time.perf_counter() - started
 
     def count_tokens(self: Any, text: str) -> int:
-        self._load()
+        # Counting needs the tokenizer only: it never waits for (or starts) a model load.
         started = time.perf_counter()
         try:
             return original_count(self, text)
@@ -172,7 +170,7 @@ def instrument_model_time() -> dict[str, Any]:
             spent["count_tokens_calls"] += 1
             spent["count_tokens_seconds"] += time.perf_counter() - started
 
-    Embedder._load = _load  # type: ignore[method-assign]
+    Embedder._load_model = _load_model  # type: ignore[method-assign]
     Embedder.encode = encode  # type: ignore[method-assign]
     Embedder.count_tokens = count_tokens  # type: ignore[method-assign]
     return spent

@@ -148,6 +148,9 @@ class _Stages:
             for na_id, line, length in result.cut
         )
         self.reasons.update(result.reject_reasons)
+        if result.parsed:
+            # A changed file will be chunked and encoded: the model loads meanwhile.
+            self.embedder.preload()
         if result.rejected:
             self.log.warning(
                 f"{rel_path}: {result.rejected} of {result.lines} lines rejected; see "

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache, cached_property
@@ -110,6 +112,26 @@ def _tokenizer_engine(path: Path) -> Any | None:
     return engine
 
 
+@cache
+def quiet_transformers() -> None:
+    """Offline and quiet, before anything imports transformers or sentence-transformers (the
+    ONNX path needs neither): the libraries must never reach for a hub from here, weight-loading
+    progress bars would land in every run log and CLI output, and counting the tokens of a long
+    text (to split it) is not an error worth a warning."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()
+    transformers_logging.set_verbosity_error()
+
+
+#: One model load at a time in a process, so a background `preload` and the first `encode` never
+#: load the same model twice.
+_LOAD_LOCK = threading.Lock()
+
+
 @dataclass
 class Embedder:
     """A loaded model. `key` names model + backend, so a change of either re-embeds."""
@@ -122,45 +144,54 @@ class Embedder:
     #: on one machine each take a share of the cores instead of all of them.
     threads: int = 0
     _model: Any = field(default=None, init=False, repr=False)
+    _preloading: threading.Thread | None = field(default=None, init=False, repr=False)
+
+    def preload(self) -> None:
+        """Start loading the model on a background thread, so that the first `encode` finds it
+        loaded (or waits for the rest of the load) while the caller parses and chunks. A failed
+        load is left to that `encode` to report."""
+        if self._model is None and self._preloading is None:
+            self._preloading = threading.Thread(
+                target=self._preload, name="embedder-preload", daemon=True
+            )
+            self._preloading.start()
+
+    def _preload(self) -> None:
+        with contextlib.suppress(Exception):
+            self._load()
 
     def _load(self) -> SentenceTransformer | OnnxSentenceEncoder:
         if self._model is None:
-            # Belt and braces: the library must never reach for a hub from here.
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-            from transformers.utils import logging as transformers_logging
-
-            # Weight-loading progress bars would land in every run log and CLI output, and
-            # counting the tokens of a long text (to split it) is not an error worth a warning.
-            transformers_logging.disable_progress_bar()
-            transformers_logging.set_verbosity_error()
-
-            path = resolve_model_path(self.model)
-            if self.backend in ONNX_BACKENDS:
-                # sentence-transformers' own ONNX backend needs optimum-onnx, which pins an
-                # older transformers; the local model is exported once and cached instead.
-                from nara_kg.embedding.onnx_backend import load_onnx_sentence_transformer
-
-                self._model = load_onnx_sentence_transformer(
-                    path,
-                    device=self.device,
-                    name=self.model,
-                    threads=self.threads,
-                    int8=self.backend == "onnx-int8",
-                )
-                return self._model
-            if self.threads > 0:
-                import torch
-
-                torch.set_num_threads(self.threads)
-            from sentence_transformers import SentenceTransformer
-
-            kwargs: dict[str, Any] = {"device": self.device}
-            if self.backend != "torch":
-                kwargs["backend"] = self.backend
-            self._model = SentenceTransformer(str(path), **kwargs)
+            with _LOAD_LOCK:
+                if self._model is None:
+                    self._model = self._load_model()
         return self._model
+
+    def _load_model(self) -> SentenceTransformer | OnnxSentenceEncoder:
+        path = resolve_model_path(self.model)
+        if self.backend in ONNX_BACKENDS:
+            # sentence-transformers' own ONNX backend needs optimum-onnx, which pins an
+            # older transformers; the local model is exported once and cached instead.
+            from nara_kg.embedding.onnx_backend import load_onnx_sentence_transformer
+
+            return load_onnx_sentence_transformer(
+                path,
+                device=self.device,
+                name=self.model,
+                threads=self.threads,
+                int8=self.backend == "onnx-int8",
+            )
+        quiet_transformers()
+        if self.threads > 0:
+            import torch
+
+            torch.set_num_threads(self.threads)
+        from sentence_transformers import SentenceTransformer
+
+        kwargs: dict[str, Any] = {"device": self.device}
+        if self.backend != "torch":
+            kwargs["backend"] = self.backend
+        return SentenceTransformer(str(path), **kwargs)
 
     @cached_property
     def dimension(self) -> int:

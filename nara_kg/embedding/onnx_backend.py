@@ -133,13 +133,23 @@ class OnnxSentenceEncoder:
         dimension: int,
         pooling: str = "mean",
         normalize: bool = True,
+        *,
+        engine: Any = None,
+        pad_id: int | None = None,
+        tokenizer_folder: Path | None = None,
     ) -> None:
+        """`tokenizer` is the model's transformers tokenizer, or None with `engine` (its
+        `tokenizers.Tokenizer`), `pad_id` and `tokenizer_folder`, from which `tokenizer` is
+        loaded only if something asks for it (importing transformers took most of a load)."""
         from tokenizers import Tokenizer
 
         if pooling not in _POOLING_MODES:
             raise ValueError(f"pooling {pooling!r} is not one of {_POOLING_MODES}")
+        if tokenizer is None and (engine is None or pad_id is None or tokenizer_folder is None):
+            raise ValueError("without a tokenizer, give its engine, pad id and folder")
         self.session = session
-        self.tokenizer = tokenizer
+        self._tokenizer = tokenizer
+        self._tokenizer_folder = tokenizer_folder
         self.max_seq_length = int(max_seq_length)
         self.dimension = int(dimension)
         self.pooling = pooling
@@ -147,10 +157,25 @@ class OnnxSentenceEncoder:
         self.input_names = [i.name for i in session.get_inputs()]
         # A copy of the fast tokenizer's engine: its own truncation and padding settings (the
         # model's tokenizer.json ships padding to 128) never leak into `tokenizer`.
-        self._fast = Tokenizer.from_str(tokenizer.backend_tokenizer.to_str())
+        source = engine if tokenizer is None else tokenizer.backend_tokenizer
+        self._fast = Tokenizer.from_str(source.to_str())
         self._fast.no_padding()
         self._fast.enable_truncation(self.max_seq_length)
-        self._pad_id = int(tokenizer.pad_token_id or 0)
+        self._pad_id = (
+            int(tokenizer.pad_token_id or 0) if tokenizer is not None else int(pad_id or 0)
+        )
+
+    @property
+    def tokenizer(self) -> Any:
+        """The model's transformers tokenizer (`PreTrainedTokenizerFast`), loaded on first use."""
+        if self._tokenizer is None:
+            from nara_kg.embedding.encoder import quiet_transformers
+
+            quiet_transformers()
+            from transformers import PreTrainedTokenizerFast
+
+            self._tokenizer = PreTrainedTokenizerFast.from_pretrained(str(self._tokenizer_folder))
+        return self._tokenizer
 
     def get_embedding_dimension(self) -> int:
         return self.dimension
@@ -474,14 +499,40 @@ def _load_from_files(
         return None
     if not (folder / "tokenizer.json").is_file():
         return None
-    # The fast tokenizer class itself: AutoTokenizer reads the model config, which imports
-    # PyTorch (1.5 s); the engine, vocabulary and special tokens are the same.
-    from transformers import PreTrainedTokenizerFast
+    from tokenizers import Tokenizer
 
-    tokenizer = PreTrainedTokenizerFast.from_pretrained(str(folder))
+    engine = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    pad_id = pad_token_id(folder, engine)
+    if pad_id is None:
+        return None
     pooling, normalize = plain
     session = _session(onnx_path, device, threads)
-    return OnnxSentenceEncoder(session, tokenizer, max_length, dimension, pooling, normalize)
+    return OnnxSentenceEncoder(
+        session,
+        None,
+        max_length,
+        dimension,
+        pooling,
+        normalize,
+        engine=engine,
+        pad_id=pad_id,
+        tokenizer_folder=folder,
+    )
+
+
+def pad_token_id(folder: Path, engine: Any) -> int | None:
+    """The id of the padding token the model's files name (special tokens map, else tokenizer
+    config), or None when they name none the engine knows."""
+    for name in ("special_tokens_map.json", "tokenizer_config.json"):
+        try:
+            token = json.loads((folder / name).read_text(encoding="utf-8")).get("pad_token")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(token, dict):
+            token = token.get("content")
+        if isinstance(token, str) and (token_id := engine.token_to_id(token)) is not None:
+            return int(token_id)
+    return None
 
 
 def load_onnx_sentence_transformer(
@@ -502,6 +553,9 @@ def load_onnx_sentence_transformer(
     )
     if cached is not None:
         return cached
+    from nara_kg.embedding.encoder import quiet_transformers
+
+    quiet_transformers()
     from sentence_transformers import SentenceTransformer
 
     st = SentenceTransformer(str(model_path), device="cpu")

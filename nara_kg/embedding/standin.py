@@ -131,5 +131,8 @@ class StandinEmbedder(Embedder):
     def count_tokens_many(self, texts: list[str]) -> list[int]:
         return [self.count_tokens(text) for text in texts]
 
+    def preload(self) -> None:
+        """Nothing to load."""
+
     def encode(self, texts: list[str]) -> np.ndarray:
         return hash_vectors(list(texts), self.standin_dimension)

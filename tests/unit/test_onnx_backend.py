@@ -222,3 +222,40 @@ def test_the_default_backend_encodes_without_importing_pytorch(onnx_embedder: Em
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
     ).stdout.split()
     assert out == ["384", "False", "False"]
+
+
+def test_the_cached_export_loads_without_transformers(onnx_embedder: Embedder) -> None:
+    """Importing transformers was most of a model load (1.3 of 1.6 s in every step that encodes);
+    the cached export needs only tokenizers and ONNX Runtime, and transformers' tokenizer comes
+    when something asks for it, with the same padding id."""
+    import subprocess
+    import sys
+
+    onnx_embedder.encode(["the export is cached"])
+    probe = (
+        "import sys\n"
+        "from nara_kg.embedding.encoder import Embedder\n"
+        "model = Embedder(backend='onnx')._load()\n"
+        "model.encode(['Minutes of the board'])\n"
+        "assert 'transformers' not in sys.modules, 'transformers was imported'\n"
+        "pad = model._pad_id\n"
+        "assert model.tokenizer.pad_token_id == pad, (model.tokenizer.pad_token_id, pad)\n"
+        "assert 'transformers' in sys.modules\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_pad_token_id_is_read_from_the_model_files(tmp_path: Any) -> None:
+    from nara_kg.embedding.onnx_backend import pad_token_id
+
+    engine = SimpleNamespace(token_to_id=lambda token: {"[PAD]": 0, "<pad>": 1}.get(token))
+    assert pad_token_id(tmp_path, engine) is None
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps({"pad_token": "<pad>"}))
+    assert pad_token_id(tmp_path, engine) == 1
+    (tmp_path / "special_tokens_map.json").write_text(
+        json.dumps({"pad_token": {"content": "[PAD]", "lstrip": False}})
+    )
+    assert pad_token_id(tmp_path, engine) == 0
