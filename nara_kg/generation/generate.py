@@ -217,6 +217,8 @@ def _generate_all(
     mention_totals_of: dict[str, MentionTotals] = {}
     row_costs: dict[str, int] = {}
     rows: list[dict[str, Any]] = []
+    #: each record's relationships, read at the finest level and reused at the coarser ones
+    relationships = report_cypher.OutgoingRelationships()
     communities = report_cypher.communities(driver, database)
     generator = describe(llm)
     position = 0
@@ -237,6 +239,7 @@ def _generate_all(
             driver,
             database,
             {cid: [int(m["naId"]) for m in members_of[cid]] for cid in to_read},
+            known=relationships,
         )
         # What a community's text names is its sub-communities' totals plus its other members'
         # (Leiden's levels nest, so the sub-communities split their members): each record's

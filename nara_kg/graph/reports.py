@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from neo4j import Driver
@@ -176,27 +178,64 @@ def top_members_of_many(
     return {community_id: found.get(community_id, []) for community_id in community_ids}
 
 
-def relationships_within(
-    driver: Driver, database: str, groups: dict[str, list[int]]
-) -> dict[str, list[dict[str, Any]]]:
-    """For each community (id -> member naIds), the relationships between its members."""
-    wanted = sorted({na_id for na_ids in groups.values() for na_id in na_ids})
-    if not wanted:
-        return {community_id: [] for community_id in groups}
-    outgoing: dict[int, list[dict[str, Any]]] = {}
-    for row in read_values(driver, database, RELATIONSHIPS_FROM, naIds=wanted):
-        source = {"source": row["source"], "sourceTitle": row["sourceTitle"]}
-        outgoing[int(row["source"])] = [{**source, **rel} for rel in row["outgoing"]]
-    result: dict[str, list[dict[str, Any]]] = {}
-    for community_id, na_ids in groups.items():
+@dataclass
+class OutgoingRelationships:
+    """Records' relationships to other records (target naId, type, degree of both ends), read
+    once per run: Leiden's levels nest, so every level's communities hold the same records, and
+    reading them per level read every relationship once per level (four times here). Kept as
+    tuples with one title per record, since a run ends up holding the whole graph's."""
+
+    titles: dict[int, str | None] = field(default_factory=dict)
+    outgoing: dict[int, tuple[tuple[int, str, int], ...]] = field(default_factory=dict)
+
+    def read(self, driver: Driver, database: str, na_ids: Iterable[int]) -> None:
+        """Read the records not read yet."""
+        missing = sorted({na_id for na_id in na_ids if na_id not in self.outgoing})
+        if not missing:
+            return
+        for row in read_values(driver, database, RELATIONSHIPS_FROM, naIds=missing):
+            source = int(row["source"])
+            self.titles[source] = row["sourceTitle"]
+            edges = []
+            for rel in row["outgoing"]:
+                target = int(rel["target"])
+                self.titles.setdefault(target, rel["targetTitle"])
+                edges.append((target, sys.intern(str(rel["type"])), int(rel["degree"])))
+            self.outgoing[source] = tuple(edges)
+        for na_id in missing:
+            self.outgoing.setdefault(na_id, ())
+
+    def within(self, na_ids: Sequence[int]) -> list[dict[str, Any]]:
+        """The relationships between the given (read) records, as rows of
+        :data:`RELATIONSHIPS_FROM` flattened: source, sourceTitle, target, type, targetTitle,
+        degree."""
         inside = set(na_ids)
-        result[community_id] = [
-            row
-            for na_id in na_ids
-            for row in outgoing.get(na_id, ())
-            if int(row["target"]) in inside
+        return [
+            {
+                "source": source,
+                "sourceTitle": self.titles.get(source),
+                "target": target,
+                "type": rel_type,
+                "targetTitle": self.titles.get(target),
+                "degree": degree,
+            }
+            for source in na_ids
+            for target, rel_type, degree in self.outgoing.get(source, ())
+            if target in inside
         ]
-    return result
+
+
+def relationships_within(
+    driver: Driver,
+    database: str,
+    groups: dict[str, list[int]],
+    known: OutgoingRelationships | None = None,
+) -> dict[str, list[dict[str, Any]]]:
+    """For each community (id -> member naIds), the relationships between its members; `known`
+    keeps what was read for the next call (the next level)."""
+    known = OutgoingRelationships() if known is None else known
+    known.read(driver, database, (na_id for na_ids in groups.values() for na_id in na_ids))
+    return {community_id: known.within(na_ids) for community_id, na_ids in groups.items()}
 
 
 def mentions_of_records(

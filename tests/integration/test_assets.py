@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -261,6 +261,14 @@ def test_batched_context_reads_match_one_community_at_a_time(
     found = {(cid, row["source"], row["target"], row["type"]) for cid in ids for row in within[cid]}
     assert found == {(r["id"], r["source"], r["target"], r["type"]) for r in expected}
     assert found
+    # Read once per run: the next level's call finds every record read (it needs no driver).
+    groups = {cid: [m["naId"] for m in many[cid]] for cid in ids}
+    known = report_cypher.OutgoingRelationships()
+    first = report_cypher.relationships_within(neo4j_driver, db, groups, known=known)
+    assert report_cypher.relationships_within(cast(Any, None), db, groups, known=known) == first
+    assert {(r["source"], r["target"]) for rows in first.values() for r in rows} == {
+        (r["source"], r["target"]) for rows in within.values() for r in rows
+    }
 
 
 def test_global_questions_are_evaluated(built: dict[str, Any]) -> None:

@@ -12,6 +12,7 @@ import nara_kg.generation.generate as generate
 from nara_kg.generation.llm import ExtractiveLLM
 from nara_kg.generation.report_context import MentionedInfo
 from nara_kg.generation.report_rows import top_mentioned
+from nara_kg.graph import reports as report_cypher
 
 #: level 0: 0-a {1, 2}, 0-b {3}, 0-c {4}; level 1: 1-x = 0-a + 0-b, 1-y = 0-c (a copy);
 #: level 2: 2-r = 1-x + 1-y.
@@ -61,8 +62,10 @@ class FakeReports:
             for cid in ids
         }
 
+    OutgoingRelationships = report_cypher.OutgoingRelationships
+
     def relationships_within(
-        self, driver: Any, database: str, groups: dict[str, list[int]]
+        self, driver: Any, database: str, groups: dict[str, list[int]], known: Any = None
     ) -> dict[str, list[Any]]:
         return {cid: [] for cid in groups}
 
