@@ -212,9 +212,14 @@ def link_mentions(layout: WorkLayout, *, labels_path: Path | None = None) -> Men
     cache = _read_cache(layout.mentions_cache)
     out: dict[str, list[str]] = {name: [] for name in _CACHE_SCHEMA.names}
     started = time.perf_counter()
+    # A record's chunks share its context: worked out once per record, not once per chunk.
+    contexts: dict[int, tuple[frozenset[int], str]] = {}
     for row in iter_chunks(layout, _LINK_COLUMNS):
         record = records.get(row[Col.NA_ID])
-        ancestor_authorities, digest = _context(record, records)
+        context = contexts.get(row[Col.NA_ID])
+        if context is None:
+            context = contexts[row[Col.NA_ID]] = _context(record, records)
+        ancestor_authorities, digest = context
         key = _cache_key(row[Col.ROW_HASH], digest, result.fingerprint)
         cached = cache.get(row[Col.CHUNK_ID])
         if cached is not None and cached[0] == key:
