@@ -70,9 +70,9 @@ def materialize_all(
     sampler: Sampler | None = None,
     device: str = "cpu",
 ) -> dict[str, Any]:
-    """The assets of the project's full-rebuild job (every asset) or, with `incremental`, of its
-    incremental job (`jobs.kg_incremental`: all but the retrieval evaluation), in process,
-    timed per step and in total."""
+    """The assets of the project's full-rebuild job or, with `incremental`, of its incremental
+    job (`jobs.kg_incremental`: every asset, the retrieval evaluation included, skipping what
+    did not change), in process, timed per step and in total."""
     import dagster as dg
 
     from graph_assets import ALL_ASSETS
