@@ -114,6 +114,11 @@ _ISO = re.compile(r"\b(?P<y>1[6-9]\d\d|20\d\d)-(?P<m>\d\d)-(?P<d>\d\d)\b")
 _NUMERIC = re.compile(r"\b(?P<m>\d{1,2})/(?P<d>\d{1,2})/(?P<y>1[6-9]\d\d|20\d\d)\b")
 _YEAR_RANGE = re.compile(r"\b" + _g(_YEAR, "y1") + _DASH + _g(_YEAR, "y2") + r"\b")
 _YEAR_ALONE = re.compile(r"\b" + _g(_YEAR, "y") + r"\b")
+#: Every date form needs a year, and the named-month forms a month's name: texts without them
+#: (most titles) skip the nine scans. The same alternations, without word boundaries, so these
+#: find a superset of what the forms do.
+_ANY_YEAR = re.compile(_g(_YEAR, "y"))
+_ANY_MONTH = re.compile(_g(_MONTH, "m"), re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -208,26 +213,29 @@ def find_dates(text: str) -> list[DateRange]:
         taken.append(span)
         found.append((span[0], span[1], value))
 
-    for m in _DAY_RANGE.finditer(text):
+    if not _ANY_YEAR.search(text):
+        return []
+    named_month = _ANY_MONTH.search(text) is not None
+    for m in _DAY_RANGE.finditer(text) if named_month else ():
         y2 = int(m["y2"])
         y1 = int(m["y1"]) if m["y1"] else y2
         m1 = _MONTHS[m["m1"].lower()]
         m2 = _MONTHS[m["m2"].lower()] if m["m2"] else m1
         claim(m, _range(_safe_date(y1, m1, int(m["d1"])), _safe_date(y2, m2, int(m["d2"]))))
-    for m in _MONTH_RANGE.finditer(text):
+    for m in _MONTH_RANGE.finditer(text) if named_month else ():
         y2 = int(m["y2"])
         y1 = int(m["y1"]) if m["y1"] else y2
         m1, m2 = _MONTHS[m["m1"].lower()], _MONTHS[m["m2"].lower()]
         start = _safe_date(y1, m1, int(m["d1"]) if m["d1"] else 1)
         end = _safe_date(y2, m2, int(m["d2"]) if m["d2"] else _month_end(y2, m2))
         claim(m, _range(start, end))
-    for pattern in (_DAY, _DAY_FIRST, _ISO, _NUMERIC):
+    for pattern in (_DAY, _DAY_FIRST, _ISO, _NUMERIC) if named_month else (_ISO, _NUMERIC):
         for m in pattern.finditer(text):
             month = m["m"]
             month_num = int(month) if month.isdigit() else _MONTHS[month.lower()]
             day = _safe_date(int(m["y"]), month_num, int(m["d"]))
             claim(m, _range(day, day))
-    for m in _MONTH_YEAR.finditer(text):
+    for m in _MONTH_YEAR.finditer(text) if named_month else ():
         year, month = int(m["y"]), _MONTHS[m["m"].lower()]
         first, last = _part_of_month(m["part"], year, month)
         claim(m, _range(_safe_date(year, month, first), _safe_date(year, month, last)))
