@@ -55,60 +55,10 @@ def graph_count(driver: Driver, database: str, count_statement: str) -> int:
     return int(read_all(driver, database, count_statement)[0]["n"])
 
 
-def trusted_snapshot(
-    driver: Driver, database: str, layout: WorkLayout, concern: str, count_statement: str
-) -> pa.Table | None:
-    """The table of the concern's last complete write, if the graph still holds it."""
-    stored = read_json(layout.sync_revision(concern))
-    path = layout.sync_snapshot(concern)
-    if stored is None or not path.exists():
-        return None
-    if graph_revision(driver, database, concern) != stored.get("revision"):
-        return None
-    if graph_count(driver, database, count_statement) != stored.get("count"):
-        return None
-    return pq.read_table(path)
-
-
-def begin_write(driver: Driver, database: str, layout: WorkLayout, concern: str) -> None:
-    """Before the first write: neither the graph's revision nor the work dir's table may be
-    trusted until :func:`commit_write`."""
-    layout.sync_revision(concern).unlink(missing_ok=True)
-    layout.sync_snapshot(concern).unlink(missing_ok=True)
-    write_one(
-        driver,
-        database,
-        SET_REVISION,
-        concern=concern,
-        revision=f"{WRITING_PREFIX}{uuid.uuid4().hex}",
-    )
-
-
-def commit_write(
-    driver: Driver,
-    database: str,
-    layout: WorkLayout,
-    concern: str,
-    written: pa.Table,
-    count_statement: str,
-) -> None:
-    """After the last write: `written` (the desired set, now the graph's) is what the next
-    run may take for the graph."""
-    revision = uuid.uuid4().hex
-    write_one(driver, database, SET_REVISION, concern=concern, revision=revision)
-    count = graph_count(driver, database, count_statement)
-    path = layout.sync_snapshot(concern)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = temporary_sibling(path)
-    pq.write_table(written, tmp, compression="zstd")
-    tmp.replace(path)
-    payload: dict[str, Any] = {"revision": revision, "count": count, "rows": written.num_rows}
-    write_json(layout.sync_revision(concern), payload)
-
-
 @dataclass(frozen=True)
 class SyncedSet:
-    """One writer's concern in one graph and work dir: the three steps above, bound."""
+    """One writer's concern in one graph and work dir: whether its last complete write may be
+    taken for the graph (`trusted`), and the two marks around a write (`begin`, `commit`)."""
 
     driver: Driver
     database: str
@@ -118,14 +68,37 @@ class SyncedSet:
     count_statement: str
 
     def trusted(self) -> pa.Table | None:
-        return trusted_snapshot(
-            self.driver, self.database, self.layout, self.concern, self.count_statement
-        )
+        """The table of the concern's last complete write, if the graph still holds it."""
+        stored = read_json(self.layout.sync_revision(self.concern))
+        path = self.layout.sync_snapshot(self.concern)
+        if stored is None or not path.exists():
+            return None
+        if graph_revision(self.driver, self.database, self.concern) != stored.get("revision"):
+            return None
+        if graph_count(self.driver, self.database, self.count_statement) != stored.get("count"):
+            return None
+        return pq.read_table(path)
 
     def begin(self) -> None:
-        begin_write(self.driver, self.database, self.layout, self.concern)
+        """Before the first write: neither the graph's revision nor the work dir's table may be
+        trusted until :meth:`commit`."""
+        self.layout.sync_revision(self.concern).unlink(missing_ok=True)
+        self.layout.sync_snapshot(self.concern).unlink(missing_ok=True)
+        self._set_revision(f"{WRITING_PREFIX}{uuid.uuid4().hex}")
 
     def commit(self, written: pa.Table) -> None:
-        commit_write(
-            self.driver, self.database, self.layout, self.concern, written, self.count_statement
-        )
+        """After the last write: `written` (the desired set, now the graph's) is what the next
+        run may take for the graph."""
+        revision = uuid.uuid4().hex
+        self._set_revision(revision)
+        count = graph_count(self.driver, self.database, self.count_statement)
+        path = self.layout.sync_snapshot(self.concern)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = temporary_sibling(path)
+        pq.write_table(written, tmp, compression="zstd")
+        tmp.replace(path)
+        payload: dict[str, Any] = {"revision": revision, "count": count, "rows": written.num_rows}
+        write_json(self.layout.sync_revision(self.concern), payload)
+
+    def _set_revision(self, revision: str) -> None:
+        write_one(self.driver, self.database, SET_REVISION, concern=self.concern, revision=revision)

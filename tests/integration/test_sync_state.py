@@ -11,7 +11,12 @@ import pytest
 
 from nara_kg.graph import sync_state
 from nara_kg.graph.mentions import MENTIONS_CONCERN, existing_mentions, sync_mentions
-from nara_kg.graph.relationships import edge_concern, existing_edges, sync_edges
+from nara_kg.graph.relationships import (
+    count_statement,
+    edge_concern,
+    existing_edges,
+    sync_edges,
+)
 from nara_kg.ingest.layout import WorkLayout
 from nara_kg.model.schema import Label, Prop, Rel
 from tests.graph_helpers import wipe
@@ -61,7 +66,9 @@ def test_a_write_that_died_part_way_or_another_database_is_never_trusted(
     layout = WorkLayout(tmp_path)
     desired = {("s-a-0", "s-b-0")}
     sync_edges(chunks, "neo4j", Rel.INCLUDES, desired, layout)
-    sync_state.begin_write(chunks, "neo4j", layout, edge_concern(Rel.INCLUDES))
+    sync_state.SyncedSet(
+        chunks, "neo4j", layout, edge_concern(Rel.INCLUDES), count_statement(Rel.INCLUDES)
+    ).begin()
     # ... the run dies here, after writing an edge the next desired set does not have.
     _run(
         chunks,
