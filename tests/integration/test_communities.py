@@ -108,7 +108,7 @@ class LeidenFails:
     @property
     def leiden(self) -> Any:
         class Broken:
-            def stream(self, *args: Any, **kwargs: Any) -> Any:
+            def mutate(self, *args: Any, **kwargs: Any) -> Any:
                 raise RuntimeError("leiden failed")
 
         return Broken()

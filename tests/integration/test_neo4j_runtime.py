@@ -47,12 +47,18 @@ def test_gds_procedures_are_registered(neo4j_driver: Any, neo4j_settings: Neo4jS
         neo4j_driver,
         neo4j_settings,
         "SHOW PROCEDURES YIELD name WHERE name IN $names RETURN collect(name) AS names",
-        names=["gds.leiden.write", "gds.leiden.stream", "gds.graph.project"],
+        names=[
+            "gds.leiden.mutate",
+            "gds.leiden.stream",
+            "gds.graph.project",
+            "gds.degree.stream",
+        ],
     )
     assert set(records[0]["names"]) == {
-        "gds.leiden.write",
+        "gds.leiden.mutate",
         "gds.leiden.stream",
         "gds.graph.project",
+        "gds.degree.stream",
     }
 
 
