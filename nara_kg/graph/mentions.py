@@ -10,7 +10,7 @@ import pyarrow as pa
 from neo4j import Driver
 
 from nara_kg.graph import sync_state
-from nara_kg.graph.batches import write_batches
+from nara_kg.graph.batches import ListedRead, read_listed, write_batches
 from nara_kg.ingest.layout import WorkLayout
 from nara_kg.model.schema import (
     AUTHORITY_RELATIONSHIPS,
@@ -164,7 +164,9 @@ ORDER BY c.{Prop.NA_ID}
 #: Each anchor's out-degree over MENTIONED_IN and the authority relationships and, when that
 #: is at most $maxDegree, the chunks that mention it (most mentions first) and the records it is
 #: a creator, subject, ... of, each capped at $perAnchor: [naId, chunkId, type, count] lists.
-ANCHOR_NEIGHBOURS = f"""
+ANCHOR_NEIGHBOURS = ListedRead(
+    ("anchor", "degree", "edges"),
+    f"""
 UNWIND $chunkIds AS id
 MATCH (a:{Label.CHUNK} {{{Prop.CHUNK_ID}: id}})
 WITH a, COUNT {{ (a)-[:{Rel.MENTIONED_IN}|{_REFERENCES}]->() }} AS degree
@@ -179,7 +181,8 @@ CALL (a, degree) {{
   RETURN collect([c.{Prop.NA_ID}, c.{Prop.CHUNK_ID}, type(r), 0]) AS related
 }}
 RETURN a.{Prop.NA_ID} AS anchor, degree, mentions + related AS edges
-"""
+""",
+)
 
 
 def authority_signature(driver: Driver, database: str) -> tuple[tuple[str, int], ...]:
@@ -196,8 +199,11 @@ def anchor_neighbours(
     driver: Driver, database: str, chunk_ids: list[str], per_anchor: int, max_degree: int
 ) -> list[dict[str, Any]]:
     """Rows of :data:`ANCHOR_NEIGHBOURS`: anchor, degree, edges."""
-    with driver.session(database=database, default_access_mode="READ") as session:
-        result = session.run(
-            ANCHOR_NEIGHBOURS, chunkIds=chunk_ids, perAnchor=per_anchor, maxDegree=max_degree
-        )
-        return [dict(r) for r in result]
+    return read_listed(
+        driver,
+        database,
+        ANCHOR_NEIGHBOURS,
+        chunkIds=chunk_ids,
+        perAnchor=per_anchor,
+        maxDegree=max_degree,
+    )

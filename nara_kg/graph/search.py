@@ -14,7 +14,7 @@ from typing import Any
 
 from neo4j import Driver
 
-from nara_kg.graph.batches import read_all, read_values
+from nara_kg.graph.batches import ListedRead, read_all, read_listed
 from nara_kg.model.schema import AUTHORITY_RELATIONSHIPS, Index, Label, Prop, Rel
 
 _TEXT = Label.RECORD_WITH_TEXT
@@ -70,6 +70,10 @@ def _date_end(n: str) -> str:
     return f"coalesce({_own_end(n)}, {_nearest_dated_ancestor(n, _own_end('a'))})"
 
 
+#: The columns of `_CANDIDATE_FIELDS` and `_FACT_FIELDS`, in their order.
+CANDIDATE_COLUMNS = ("chunkId", "naId", "score")
+FACT_COLUMNS = ("firstChunkId", "title", "nodeType", "dateStart", "dateEnd", "codes")
+
 #: What the exact match compares for a candidate record, read from its first chunk `first`: its
 #: title, its own dates and its codes. The unfiltered candidate queries return these beside each
 #: candidate, so re-ranking by the question's identifiers and dates costs no extra round trip.
@@ -93,18 +97,27 @@ RETURN {_CANDIDATE_FIELDS}, {_FACT_FIELDS}
 ORDER BY score DESC
 """
 
-VECTOR_CANDIDATES = f"{_VECTOR_QUERY}\nRETURN {_CANDIDATE_FIELDS}"
-VECTOR_CANDIDATES_WITH_FACTS = _VECTOR_QUERY + _WITH_FACTS
-FULLTEXT_CANDIDATES = f"{_FULLTEXT_QUERY}\nRETURN {_CANDIDATE_FIELDS}"
-FULLTEXT_CANDIDATES_WITH_FACTS = _FULLTEXT_QUERY + _WITH_FACTS
+VECTOR_CANDIDATES = ListedRead(CANDIDATE_COLUMNS, f"{_VECTOR_QUERY}\nRETURN {_CANDIDATE_FIELDS}")
+VECTOR_CANDIDATES_WITH_FACTS = ListedRead(
+    CANDIDATE_COLUMNS + FACT_COLUMNS, _VECTOR_QUERY + _WITH_FACTS
+)
+FULLTEXT_CANDIDATES = ListedRead(
+    CANDIDATE_COLUMNS, f"{_FULLTEXT_QUERY}\nRETURN {_CANDIDATE_FIELDS}"
+)
+FULLTEXT_CANDIDATES_WITH_FACTS = ListedRead(
+    CANDIDATE_COLUMNS + FACT_COLUMNS, _FULLTEXT_QUERY + _WITH_FACTS
+)
 
 #: Records whose title holds a phrase the question names exactly ("volume 512", "march 1942"):
 #: the dense list blurs numbers, so these join the candidates however the two lists rank them.
-EXACT_TITLE_CANDIDATES = f"""{_FULLTEXT_QUERY}
+EXACT_TITLE_CANDIDATES = ListedRead(
+    CANDIDATE_COLUMNS + FACT_COLUMNS,
+    f"""{_FULLTEXT_QUERY}
 WHERE node.{Prop.CHUNK_SEQ_ID} = 0
 WITH node, node AS first, score
 RETURN {_CANDIDATE_FIELDS}, {_FACT_FIELDS}
-"""
+""",
+)
 
 #: The filters of :class:`~nara_kg.retrieval.filters.SearchFilters` on a record's first chunk
 #: `first`. One static text: an unset filter is a null parameter, so nothing from a request is ever
@@ -133,18 +146,24 @@ LIMIT $k
 
 #: Index candidates that pass the filters: the index is asked for `$size` nodes, the filters
 #: run inside the query, and at most `$k` survivors come back (the caller widens `$size`).
-VECTOR_CANDIDATES_FILTERED = f"""
+VECTOR_CANDIDATES_FILTERED = ListedRead(
+    CANDIDATE_COLUMNS,
+    f"""
 CALL db.index.vector.queryNodes('{Index.VECTOR}', $size, $vector) YIELD node, score
 MATCH (first:{Label.CHUNK} {{{Prop.NA_ID}: node.{Prop.NA_ID}, {Prop.CHUNK_SEQ_ID}: 0}})
 WHERE {FILTER_PREDICATE}
-{_BEST_CHUNK_PER_RECORD}"""
+{_BEST_CHUNK_PER_RECORD}""",
+)
 
-FULLTEXT_CANDIDATES_FILTERED = f"""
+FULLTEXT_CANDIDATES_FILTERED = ListedRead(
+    CANDIDATE_COLUMNS,
+    f"""
 CALL db.index.fulltext.queryNodes('{Index.FULLTEXT}', $query, {{limit: $size}})
 YIELD node, score
 MATCH (first:{Label.CHUNK} {{{Prop.NA_ID}: node.{Prop.NA_ID}, {Prop.CHUNK_SEQ_ID}: 0}})
 WHERE {FILTER_PREDICATE}
-{_BEST_CHUNK_PER_RECORD}"""
+{_BEST_CHUNK_PER_RECORD}""",
+)
 
 #: Exact (brute-force cosine) scoring of every embedded chunk of the records that pass the
 #: filters, for filters too selective for the approximate index to find k records.
@@ -153,15 +172,21 @@ MATCH (node:{Label.CHUNK}:{_TEXT} {{{Prop.NA_ID}: first.{Prop.NA_ID}}})
 WHERE node.{Prop.EMBEDDING} IS NOT NULL
 WITH node, vector.similarity.cosine(node.{Prop.EMBEDDING}, $vector) AS score
 {_BEST_CHUNK_PER_RECORD}"""
-VECTOR_EXACT_WITHIN = f"""
+VECTOR_EXACT_WITHIN = ListedRead(
+    CANDIDATE_COLUMNS,
+    f"""
 UNWIND $withinIds AS id
 MATCH (first:{Label.CHUNK} {{{Prop.NA_ID}: id, {Prop.CHUNK_SEQ_ID}: 0}})
 WHERE {FILTER_PREDICATE}
-{_EXACT_SCORE}"""
-VECTOR_EXACT_SCAN = f"""
+{_EXACT_SCORE}""",
+)
+VECTOR_EXACT_SCAN = ListedRead(
+    CANDIDATE_COLUMNS,
+    f"""
 MATCH (first:{Label.CHUNK})
 WHERE first.{Prop.CHUNK_SEQ_ID} = 0 AND {FILTER_PREDICATE}
-{_EXACT_SCORE}"""
+{_EXACT_SCORE}""",
+)
 
 INDEXED_CHUNKS = f"MATCH (n:{_TEXT}) RETURN count(n) AS n"
 
@@ -202,8 +227,25 @@ _RECORD_FIELDS = f"""
        first.generalRecordsTypes AS materials,
        hierarchy, authorities"""
 
+#: The columns of `_RECORD_FIELDS`, in their order.
+RECORD_COLUMNS = (
+    "title",
+    "nodeType",
+    "recordType",
+    "source",
+    "isStub",
+    "dateStart",
+    "dateEnd",
+    "datesInherited",
+    "materials",
+    "hierarchy",
+    "authorities",
+)
+
 #: Seed 000's retrieval query over a given list of hit chunks.
-EXPAND_HITS = f"""
+EXPAND_HITS = ListedRead(
+    ("chunkId", "naId", "textList", *RECORD_COLUMNS),
+    f"""
 UNWIND $chunkIds AS hitId
 MATCH (node:{Label.CHUNK} {{{Prop.CHUNK_ID}: hitId}})
 CALL (node) {{
@@ -216,7 +258,8 @@ CALL (node) {{
 MATCH (first:{Label.CHUNK} {{{Prop.NA_ID}: node.{Prop.NA_ID}, {Prop.CHUNK_SEQ_ID}: 0}})
 {_HIERARCHY}
 RETURN hitId AS chunkId, node.{Prop.NA_ID} AS naId, textList,{_RECORD_FIELDS}
-"""
+""",
+)
 
 #: One record by naId: what a hit carries, plus its properties, its full text in chunk order,
 #: its children (`Includes`) and, for an authority, the records it is related to.
@@ -256,8 +299,8 @@ def vector_candidates(
     driver: Driver, database: str, vector: list[float], k: int, *, with_facts: bool = False
 ) -> list[dict[str, Any]]:
     """The k nearest chunks; `with_facts` adds each one's record facts (`_FACT_FIELDS`)."""
-    statement = VECTOR_CANDIDATES_WITH_FACTS if with_facts else VECTOR_CANDIDATES
-    return list(read_values(driver, database, statement, k=k, vector=vector))
+    read = VECTOR_CANDIDATES_WITH_FACTS if with_facts else VECTOR_CANDIDATES
+    return read_listed(driver, database, read, k=k, vector=vector)
 
 
 def fulltext_candidates(
@@ -266,12 +309,12 @@ def fulltext_candidates(
     """The k best full-text chunks; `with_facts` adds each one's record facts."""
     if not query.strip():
         return []
-    statement = FULLTEXT_CANDIDATES_WITH_FACTS if with_facts else FULLTEXT_CANDIDATES
-    return list(read_values(driver, database, statement, k=k, query=query))
+    read = FULLTEXT_CANDIDATES_WITH_FACTS if with_facts else FULLTEXT_CANDIDATES
+    return read_listed(driver, database, read, k=k, query=query)
 
 
 def expand_hits(driver: Driver, database: str, chunk_ids: list[str]) -> list[dict[str, Any]]:
-    return list(read_values(driver, database, EXPAND_HITS, chunkIds=chunk_ids))
+    return read_listed(driver, database, EXPAND_HITS, chunkIds=chunk_ids)
 
 
 def vector_candidates_filtered(
@@ -283,10 +326,8 @@ def vector_candidates_filtered(
     k: int,
     filters: dict[str, Any],
 ) -> list[dict[str, Any]]:
-    return list(
-        read_values(
-            driver, database, VECTOR_CANDIDATES_FILTERED, vector=vector, size=size, k=k, **filters
-        )
+    return read_listed(
+        driver, database, VECTOR_CANDIDATES_FILTERED, vector=vector, size=size, k=k, **filters
     )
 
 
@@ -295,10 +336,8 @@ def fulltext_candidates_filtered(
 ) -> list[dict[str, Any]]:
     if not query.strip():
         return []
-    return list(
-        read_values(
-            driver, database, FULLTEXT_CANDIDATES_FILTERED, query=query, size=size, k=k, **filters
-        )
+    return read_listed(
+        driver, database, FULLTEXT_CANDIDATES_FILTERED, query=query, size=size, k=k, **filters
     )
 
 
@@ -307,8 +346,8 @@ def vector_exact_filtered(
 ) -> list[dict[str, Any]]:
     """Exact cosine over the records that pass the filters: from the `within` records when
     there are any (index lookups), else a scan of every record's first chunk."""
-    statement = VECTOR_EXACT_WITHIN if filters.get("withinIds") is not None else VECTOR_EXACT_SCAN
-    return list(read_values(driver, database, statement, vector=vector, k=k, **filters))
+    read = VECTOR_EXACT_WITHIN if filters.get("withinIds") is not None else VECTOR_EXACT_SCAN
+    return read_listed(driver, database, read, vector=vector, k=k, **filters)
 
 
 def indexed_chunks(driver: Driver, database: str) -> int:
@@ -332,34 +371,38 @@ def exact_title_candidates(
 ) -> list[dict[str, Any]]:
     if not query.strip():
         return []
-    return list(read_values(driver, database, EXACT_TITLE_CANDIDATES, k=k, query=query))
+    return read_listed(driver, database, EXACT_TITLE_CANDIDATES, k=k, query=query)
 
 
-CANDIDATE_FACTS = f"""
+CANDIDATE_FACTS = ListedRead(
+    ("naId", *FACT_COLUMNS),
+    f"""
 UNWIND $naIds AS wanted
 MATCH (first:{Label.CHUNK} {{{Prop.NA_ID}: wanted, {Prop.CHUNK_SEQ_ID}: 0}})
 RETURN wanted AS naId, {_FACT_FIELDS}
-"""
+""",
+)
 
 
 def candidate_facts(driver: Driver, database: str, na_ids: list[int]) -> list[dict[str, Any]]:
-    return list(read_values(driver, database, CANDIDATE_FACTS, naIds=na_ids))
+    return read_listed(driver, database, CANDIDATE_FACTS, naIds=na_ids)
 
 
 #: Records that begin within a range of days (the range index on the start date answers it).
-STARTING_WITHIN = f"""
+STARTING_WITHIN = ListedRead(
+    ("naId", *FACT_COLUMNS),
+    f"""
 MATCH (first:{Label.CHUNK})
 WHERE first.{Prop.INCLUSIVE_START_DATE} >= $fromDate
   AND first.{Prop.INCLUSIVE_START_DATE} <= $toDate
   AND first.{Prop.CHUNK_SEQ_ID} = 0
 RETURN first.{Prop.NA_ID} AS naId, {_FACT_FIELDS}
 LIMIT $k
-"""
+""",
+)
 
 
 def starting_within(
     driver: Driver, database: str, from_date: str, to_date: str, k: int
 ) -> list[dict[str, Any]]:
-    return list(
-        read_values(driver, database, STARTING_WITHIN, fromDate=from_date, toDate=to_date, k=k)
-    )
+    return read_listed(driver, database, STARTING_WITHIN, fromDate=from_date, toDate=to_date, k=k)
