@@ -32,7 +32,7 @@ from benchmarks.data import generate_dataset
 from benchmarks.options import SuiteOptions
 from benchmarks.queries import (
     global_questions,
-    local_queries,
+    local_queries_with_warm_up,
     measure_global_search,
     measure_local_search,
 )
@@ -106,8 +106,8 @@ def scale_run(
     )
     server_pid = local_server_pid()
     embedder = StandinEmbedder()
-    queries = local_queries(data_dir, work_dir, opts.local_queries, opts.seed)
-    local = measure_local_search(driver, settings.database, embedder, queries)
+    queries, warm_up = local_queries_with_warm_up(data_dir, work_dir, opts.local_queries, opts.seed)
+    local = measure_local_search(driver, settings.database, embedder, queries, warm_up=warm_up)
     global_ = measure_global_search(
         driver, settings.database, embedder, global_questions(data_dir, opts.global_queries)
     )

@@ -45,7 +45,7 @@ from benchmarks.data import change_records, generate_dataset
 from benchmarks.options import REQUIRED_KEYS, TARGETS, SuiteOptions
 from benchmarks.queries import (
     global_questions,
-    local_queries,
+    local_queries_with_warm_up,
     measure_global_search,
     measure_local_search,
 )
@@ -274,8 +274,12 @@ def run_suite(opts: SuiteOptions, settings: Neo4jSettings, log: Log = quiet) -> 
         with _phase(phases, "queries", log):
             embedder = Embedder(backend=opts.backend, device=opts.device)
             embedder.encode(["warm-up"])
-            queries = local_queries(data_dir, work_dir, opts.local_queries, opts.seed)
-            local = measure_local_search(driver, settings.database, embedder, queries)
+            queries, warm_up = local_queries_with_warm_up(
+                data_dir, work_dir, opts.local_queries, opts.seed
+            )
+            local = measure_local_search(
+                driver, settings.database, embedder, queries, warm_up=warm_up
+            )
             global_ = measure_global_search(
                 driver,
                 settings.database,

@@ -1,0 +1,56 @@
+"""The local search benchmark warms the server up on queries it does not measure."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from benchmarks import queries as bench_queries
+from nara_kg.retrieval import search
+
+
+class Searched:
+    def __init__(self) -> None:
+        self.queries: list[str] = []
+
+    def __call__(self, driver: Any, database: str, encode: Any, query: str, **_: Any) -> Any:
+        self.queries.append(query)
+        return search.SearchResult(query, [], latency_ms=float(len(query)))
+
+
+class Encoder:
+    def encode(self, texts: list[str]) -> list[list[float]]:
+        return [[0.0] for _ in texts]
+
+
+@pytest.fixture
+def searched(monkeypatch: pytest.MonkeyPatch) -> Searched:
+    recorder = Searched()
+    monkeypatch.setattr(search, "local_search", recorder)
+    return recorder
+
+
+def test_warm_up_queries_run_first_and_are_not_measured(searched: Searched) -> None:
+    measured = ["a", "bb", "ccc"]
+    result = bench_queries.measure_local_search(
+        None, "neo4j", Encoder(), measured, warm_up=["w1", "w2"]
+    )
+    assert searched.queries == ["w1", "w2", "a", "bb", "ccc"]
+    assert result["queries"] == 3 and result["warm_up_queries"] == 2
+    assert result["max_ms"] == 3.0  # the warm-up's latencies are not in the figures
+
+
+def test_without_warm_up_queries_the_first_measured_ones_warm_up(searched: Searched) -> None:
+    bench_queries.measure_local_search(None, "neo4j", Encoder(), ["a", "b"])
+    assert searched.queries == ["a", "b", "a", "b"]
+
+
+def test_the_warm_up_queries_follow_the_measured_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    pool = [f"q{i}" for i in range(200)]
+    monkeypatch.setattr(
+        bench_queries, "local_queries", lambda data, work, count, seed: pool[:count]
+    )
+    measured, warm_up = bench_queries.local_queries_with_warm_up(None, None, 100, 0)  # type: ignore[arg-type]
+    assert measured == pool[:100]
+    assert warm_up == pool[100 : 100 + bench_queries.WARM_UP_QUERIES]
