@@ -109,23 +109,32 @@ def embed_pending(
                 release_free_memory()
                 log(f"embedded {result.embedded}/{total_pending} chunks")
 
+        def send(page: list[tuple[dict[str, Any], Any]]) -> None:
+            nonlocal in_flight
+            landed()
+            in_flight = writer.submit(write, [r for r, _ in page], [v for _, v in page])
+            result.from_parts += len(page)
+
         # First the vectors the per-file parts hold: each part is read once, for the pending
         # chunks it may hold (reading the parts per round of pending chunks read every part
-        # once per round, which grew with the square of the chunks).
+        # once per round, which grew with the square of the chunks). Pages fill across parts:
+        # after a small change, a page per part was a transaction (and a commit) per file for
+        # a vector or two each.
         if layout is not None and total_pending:
+            found: list[tuple[dict[str, Any], Any]] = []
             for part, keys in pending_by_part(driver, database, embedder.key, round_size).items():
                 vectors = read_vector_part(layout.vector_part(part), embedder.key)
-                found = [
+                found += [
                     ({"id": chunk_id, "hash": text_hash}, vectors[(chunk_id, text_hash)])
                     for chunk_id, text_hash in keys
                     if (chunk_id, text_hash) in vectors
                 ]
                 del vectors
-                for offset in range(0, len(found), page_size):
-                    page = found[offset : offset + page_size]
-                    landed()
-                    in_flight = writer.submit(write, [r for r, _ in page], [v for _, v in page])
-                    result.from_parts += len(page)
+                while len(found) >= page_size:
+                    send(found[:page_size])
+                    del found[:page_size]
+            if found:
+                send(found)
             landed()
 
         # Then what no part held (chosen stubs, chunks whose part is missing) is encoded.

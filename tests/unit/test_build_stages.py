@@ -144,8 +144,12 @@ def test_each_vector_part_is_read_once_and_only_the_rest_is_encoded(
         lambda d, db, m, limit, after="": pending_rows(after, limit, False),
     )
 
+    part_pages: list[int] = []
+
     def write_vectors(d: Any, db: str, m: str, rows: list[dict[str, Any]]) -> int:
         stored.update((row["id"], row["vector"]) for row in rows)
+        if all(list(row["vector"]) == [9.0, 9.0] for row in rows):
+            part_pages.append(len(rows))
         return len(rows)
 
     monkeypatch.setattr(build_embeddings.embedding_cypher, "write_vectors", write_vectors)
@@ -169,4 +173,6 @@ def test_each_vector_part_is_read_once_and_only_the_rest_is_encoded(
     )
     assert sorted(p.name for p in reads) == sorted(file_id_of(f) for f in files)
     assert result.from_parts == 20 and result.encoded == 10 and set(stored) == set(chunks)
+    # Pages fill across parts (10 + 10 vectors): five writes of 4, not 4 + 4 + 2 per part.
+    assert part_pages == [4, 4, 4, 4, 4]
     assert all(list(stored[cid]) == [9.0, 9.0] for cid, f in chunks.items() if f != "c.jsonl")
