@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import pickle
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -151,9 +152,11 @@ def _chunk_key(file: InputFile, chunker_key: str) -> str:
 
 
 def _record_key(record: dict[str, Any]) -> str:
-    """Everything a record's chunk rows are computed from (its row index aside)."""
-    payload = json.dumps(record, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:32]
+    """Everything a record's chunk rows are computed from (its row index aside). Pickled, not
+    JSON-encoded: every row of a changed file is keyed (20,000 rows after a 1% change here),
+    and pickling took a third of the time. Equal bytes mean equal rows, so a key never reuses
+    another record's chunks; at worst a row pickled differently is chunked again."""
+    return hashlib.sha256(pickle.dumps(record, protocol=5)).hexdigest()[:32]
 
 
 def _previous_rows(
