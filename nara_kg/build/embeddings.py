@@ -61,13 +61,17 @@ def pending_by_part(
                 )
 
 
+#: Vectors per write transaction (and per encoding call for what the parts do not hold).
+VECTOR_PAGE_SIZE = 512
+
+
 def embed_pending(
     driver: Driver,
     database: str,
     embedder: Embedder,
     *,
     layout: WorkLayout | None = None,
-    page_size: int = 512,
+    page_size: int | None = None,
     round_size: int = 16_384,
     log: Log = quiet,
 ) -> EmbeddingResult:
@@ -78,6 +82,7 @@ def embed_pending(
     read `round_size` at a time, and each page is written as soon as it is ready, so an
     interrupted run keeps its finished pages.
     """
+    page_size = page_size or VECTOR_PAGE_SIZE
     started = time.perf_counter()
     result = EmbeddingResult(model_key=embedder.key)
     total_pending = embedding_cypher.count_pending(driver, database, embedder.key)

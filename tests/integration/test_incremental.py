@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from nara_kg.build import embeddings as build_embeddings
 from nara_kg.demo import generate_demo_data
 from nara_kg.graph import embeddings
 from nara_kg.graph.fingerprint import graph_fingerprint
@@ -104,6 +105,7 @@ def test_incremental_equals_full_rebuild_and_recovers_from_a_crash(
 
     monkeypatch.setattr(embeddings, "fetch_pending", small_pages)
     monkeypatch.setattr(embeddings, "write_vectors", dying_write)
+    monkeypatch.setattr(build_embeddings, "VECTOR_PAGE_SIZE", 40)
     with pytest.raises(AssertionError, match="text_embeddings"):
         graph_builder(data, tmp_path / "work-crash", wipe_first=True)
     # Two pages landed (of the vectors copied from the per-file parts; the retries fail at once).
