@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from functools import cache
@@ -43,6 +43,7 @@ from nara_kg.retrieval.filters import NO_FILTERS, SearchFilters, filter_paramete
 from nara_kg.retrieval.query_understanding import (
     NARROW_DATE_DAYS,
     QueryFacts,
+    RecordFacts,
     record_facts,
     rerank,
     title_phrase_query,
@@ -245,6 +246,39 @@ def require_query(text: str) -> str:
     return text
 
 
+#: naId -> (the record's facts, its first chunk's id), for candidates whose rows carried facts.
+KnownRecords = dict[str, tuple[RecordFacts, str]]
+
+
+def known_records(rows: Iterable[Mapping[str, Any]]) -> KnownRecords:
+    """The facts of the records these candidate rows carry facts for (`firstChunkId` set).
+    Worked out by the thread that read the rows, while the query is encoded: parsing the
+    titles of a hundred candidates after the fusion was up to 5 ms of a search's critical
+    path."""
+    known: KnownRecords = {}
+    for row in rows:
+        key = str(row["naId"])
+        if row.get("firstChunkId") is None or key in known:
+            continue
+        facts = record_facts(
+            int(row["naId"]),
+            row["title"],
+            row["dateStart"],
+            row["dateEnd"],
+            [str(code) for code in row["codes"] if code],
+            str(row["nodeType"] or ""),
+        )
+        known[key] = (facts, str(row["firstChunkId"]))
+    return known
+
+
+def _with_known_records(
+    read: Callable[..., list[dict[str, Any]]], *args: Any, **kwargs: Any
+) -> tuple[list[dict[str, Any]], KnownRecords]:
+    rows = read(*args, **kwargs)
+    return rows, known_records(rows)
+
+
 def _exact_candidates(
     driver: Driver, database: str, facts: QueryFacts, n_candidates: int
 ) -> list[dict[str, Any]]:
@@ -270,14 +304,14 @@ def _exact_candidates(
 
 def _entity_candidates(
     driver: Driver, database: str, query: str, n_candidates: int, *, with_facts: bool
-) -> tuple[EntityPath, list[dict[str, Any]]]:
+) -> tuple[EntityPath, KnownRecords]:
     """The ranking through the authorities the question names and, `with_facts`, its records'
     facts, read while the query is encoded rather than after the fusion."""
     path = find_entity_path(driver, database, query, per_anchor=n_candidates)
     if not with_facts or not path.ranking:
-        return path, []
+        return path, {}
     na_ids = [int(na_id) for na_id, _ in path.ranking[:n_candidates]]
-    return path, cypher.candidate_facts(driver, database, na_ids)
+    return path, known_records(cypher.candidate_facts(driver, database, na_ids))
 
 
 def _exact_rerank(
@@ -286,35 +320,20 @@ def _exact_rerank(
     fused: list[tuple[str, float]],
     facts: QueryFacts,
     *,
-    known: Sequence[dict[str, Any]] = (),
+    known: KnownRecords,
     extra: Sequence[dict[str, Any]] = (),
 ) -> tuple[list[tuple[str, float]], dict[str, str]]:
     """The fused candidates, joined by the `extra` records the question names exactly, reordered
-    by :func:`~nara_kg.retrieval.query_understanding.rerank`. Facts come from the `known` and
-    `extra` rows that carry them (`firstChunkId` set); the others are read in one query."""
+    by :func:`~nara_kg.retrieval.query_understanding.rerank`. Facts come from `known`; the
+    other candidates' are read in one query."""
     pool = dict(fused)
     for row in extra:
         pool.setdefault(str(row["naId"]), 0.0)
-    rows_by_record = {
-        str(row["naId"]): row for row in (*known, *extra) if row.get("firstChunkId") is not None
-    }
-    unknown = [int(key) for key in pool if key not in rows_by_record]
+    unknown = [int(key) for key in pool if key not in known]
     if unknown:
-        for row in cypher.candidate_facts(driver, database, unknown):
-            rows_by_record[str(row["naId"])] = row
-    records = {
-        key: record_facts(
-            int(key),
-            row["title"],
-            row["dateStart"],
-            row["dateEnd"],
-            [str(code) for code in row["codes"] if code],
-            str(row["nodeType"] or ""),
-        )
-        for key, row in rows_by_record.items()
-        if key in pool
-    }
-    first_chunk = {key: str(row["firstChunkId"]) for key, row in rows_by_record.items()}
+        known = {**known, **known_records(cypher.candidate_facts(driver, database, unknown))}
+    records = {key: known[key][0] for key in pool if key in known}
+    first_chunk = {key: chunk for key, (_, chunk) in known.items()}
     present = [(key, score) for key, score in pool.items() if key in records]
     return rerank(present, facts, records), first_chunk
 
@@ -337,7 +356,7 @@ def local_search(
     path: EntityPath | None = None
     facts = understand(query)
     exact: list[dict[str, Any]] = []
-    entity_facts: list[dict[str, Any]] = []
+    known: KnownRecords = {}
     if filters.active:
         vector = _query_vector(encode, query)
         params = filter_parameters(driver, database, filters)
@@ -348,6 +367,7 @@ def local_search(
         # Everything that needs no vector runs while the query is encoded; the candidate
         # lists carry their records' facts when the question names identifiers or dates.
         text_side = _background().submit(
+            _with_known_records,
             cypher.fulltext_candidates,
             driver,
             database,
@@ -356,7 +376,9 @@ def local_search(
             with_facts=facts.any,
         )
         exact_side = (
-            _background().submit(_exact_candidates, driver, database, facts, n_candidates)
+            _background().submit(
+                _with_known_records, _exact_candidates, driver, database, facts, n_candidates
+            )
             if facts.any
             else None
         )
@@ -371,10 +393,14 @@ def local_search(
         by_vector = cypher.vector_candidates(
             driver, database, vector, n_candidates, with_facts=facts.any
         )
-        by_text = text_side.result()
-        exact = exact_side.result() if exact_side is not None else []
+        by_text, text_known = text_side.result()
+        exact, exact_known = exact_side.result() if exact_side is not None else ([], {})
+        entity_known: KnownRecords = {}
         if entity_side is not None:
-            path, entity_facts = entity_side.result()
+            path, entity_known = entity_side.result()
+        if facts.any:
+            known = {**entity_known, **text_known, **exact_known}
+            known.update(known_records(row for row in by_vector if str(row["naId"]) not in known))
 
     # Rank records, not chunks: a record's best chunk stands for it in each list.
     def record_ranking(rows: list[dict[str, Any]]) -> tuple[list[str], dict[str, str]]:
@@ -398,9 +424,7 @@ def local_search(
     fused = reciprocal_rank_fusion(rankings)
     chunk_for = {**entity_chunk, **text_chunk, **vector_chunk}
     if facts.any:
-        fused, exact_chunk = _exact_rerank(
-            driver, database, fused, facts, known=[*by_vector, *by_text, *entity_facts], extra=exact
-        )
+        fused, exact_chunk = _exact_rerank(driver, database, fused, facts, known=known, extra=exact)
         chunk_for = {**exact_chunk, **chunk_for}
     fused = fused[:k]
     expanded = {

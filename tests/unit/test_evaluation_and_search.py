@@ -14,7 +14,7 @@ from nara_kg.retrieval.evaluation import (
     mrr_at,
     percentile,
 )
-from nara_kg.retrieval.search import lucene_query, reciprocal_rank_fusion
+from nara_kg.retrieval.search import known_records, lucene_query, reciprocal_rank_fusion
 
 
 def test_rank_and_metrics() -> None:
@@ -99,3 +99,19 @@ def test_default_fusion_keeps_a_strong_lexical_first_place() -> None:
 def test_lucene_query_neutralizes_syntax() -> None:
     assert lucene_query('title:"War" AND (relocation)') == "title War relocation"
     assert lucene_query("  ") == ""
+
+
+def test_known_records_parse_the_rows_that_carry_facts_once_per_record() -> None:
+    facts = {"title": "Volume 12, March 1942", "dateStart": None, "dateEnd": None}
+    rows = [
+        {"naId": 7, "chunkId": "7-1", "firstChunkId": "7-0", "codes": ["A 1"], "nodeType": "x"}
+        | facts,
+        {"naId": 7, "chunkId": "7-2", "firstChunkId": "7-0", "codes": [], "nodeType": "x"} | facts,
+        {"naId": 8, "chunkId": "8-0", "score": 0.5},  # no facts read with this row
+    ]
+    known = known_records(rows)
+    assert set(known) == {"7"}
+    record, first_chunk = known["7"]
+    assert first_chunk == "7-0" and record.title == "Volume 12, March 1942"
+    assert record.codes == (("a", "1"),)  # the first row of the record
+    assert record.dates and record.dates[0].start.isoformat() == "1942-03-01"
