@@ -17,6 +17,23 @@ T = TypeVar("T")
 DEFAULT_BATCH = 1_000
 
 
+class Unlogged(list[Any]):
+    """A list parameter that the driver sends as it is but never spells out. The neo4j driver
+    (6.4) builds the debug line of every RUN with repr() of all its parameters, whether debug
+    logging is on or not: for a page of 1,024 vectors that formatting cost 0.39 s of CPU, and
+    the write itself 0.02 s."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"<{len(self)} values>"
+
+
+def unlogged(params: dict[str, Any]) -> dict[str, Any]:
+    """`params` with each list (or tuple) value an :class:`Unlogged` list."""
+    return {k: Unlogged(v) if isinstance(v, list | tuple) else v for k, v in params.items()}
+
+
 def batched(items: Iterable[T], size: int) -> Iterator[list[T]]:
     iterator = iter(items)
     while batch := list(islice(iterator, size)):
@@ -41,14 +58,14 @@ def write_batches(
     total = 0
     with driver.session(database=database) as session:
         for batch in batched(rows, batch_size):
-            session.execute_write(work, {"rows": batch, **(extra or {})})
+            session.execute_write(work, {"rows": Unlogged(batch), **unlogged(extra or {})})
             total += len(batch)
     return total
 
 
 def _read_records(driver: Driver, database: str, statement: str, params: dict[str, Any]) -> Any:
     records, _, _ = driver.execute_query(
-        Query(cast(LiteralString, statement)), params, database_=database, routing_="r"
+        Query(cast(LiteralString, statement)), unlogged(params), database_=database, routing_="r"
     )
     return records
 
@@ -77,7 +94,7 @@ def _read_autocommit(driver: Driver, database: str, statement: str, params: dict
                 default_access_mode=READ_ACCESS,
                 bookmark_manager=driver.execute_query_bookmark_manager,
             ) as session:
-                return list(session.run(Query(cast(LiteralString, statement)), params))
+                return list(session.run(Query(cast(LiteralString, statement)), unlogged(params)))
         except (Neo4jError, DriverError) as error:
             if attempt == READ_ATTEMPTS or not error.is_retryable():
                 raise
@@ -126,7 +143,7 @@ def read_listed(
 
 def write_one(driver: Driver, database: str, statement: str, **params: Any) -> Any:
     _, summary, _ = driver.execute_query(
-        Query(cast(LiteralString, statement)), params, database_=database
+        Query(cast(LiteralString, statement)), unlogged(params), database_=database
     )
     return summary.counters
 
