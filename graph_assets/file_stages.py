@@ -175,6 +175,7 @@ class _Stages:
             file,
             self.layout,
             count_tokens=self.embedder.count_tokens,
+            count_tokens_many=self.embedder.count_tokens_many,
             max_tokens=self.embedder.max_tokens,
             chunker_key=self.embedder.key,
             force=self.force,

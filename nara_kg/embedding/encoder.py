@@ -241,10 +241,12 @@ class Embedder:
         """Tokens of one text, special tokens included, never truncated. The model's
         tokenizer.json is read on its own: counting (chunking, report contexts) needs neither
         the model nor sentence-transformers loaded, which took longer than a step's own work,
-        and the engine is called without the transformers wrapper's per-call overhead."""
+        and the engine is called without the transformers wrapper's per-call overhead. Its
+        `_fast` calls skip the character offsets that counting never reads (0.14 against
+        0.17 ms a text)."""
         engine = self._tokenizer_engine
         if engine is not None:
-            return lambda text: len(engine.encode(text, add_special_tokens=True).ids)
+            return lambda text: len(engine.encode_batch_fast([text], add_special_tokens=True)[0])
         tokenizer = self._load().tokenizer
         return lambda text: len(
             tokenizer(text, add_special_tokens=True, truncation=False)["input_ids"]
@@ -258,7 +260,7 @@ class Embedder:
         engine = self._tokenizer_engine
         if engine is None:
             return [self._token_counter(text) for text in texts]
-        return [len(e.ids) for e in engine.encode_batch(texts, add_special_tokens=True)]
+        return [len(e) for e in engine.encode_batch_fast(texts, add_special_tokens=True)]
 
     def encode(self, texts: list[str]) -> np.ndarray:
         model = self._load()

@@ -151,6 +151,24 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def _head_and_pieces(
+    body: str | None, header: HeaderFields, chunk_size: int
+) -> tuple[str, Sequence[str]]:
+    return build_header(header), split_body(body, chunk_size=chunk_size) if body else []
+
+
+def texts_counted_first(
+    body: str | None, header: HeaderFields, *, chunk_size: int = SEED_CHUNK_SIZE
+) -> list[str]:
+    """The texts whose tokens `chunk_record` counts before it splits anything (the header, or
+    the header before the body and before each piece), so that a caller can count a whole
+    file's in one batch and hand them in as a lookup."""
+    head, pieces = _head_and_pieces(body, header, chunk_size)
+    if not pieces:
+        return [head]
+    return [head + HEADER_BODY_SEPARATOR, *(head + HEADER_BODY_SEPARATOR + p for p in pieces)]
+
+
 def chunk_record(
     na_id: int,
     body: str | None,
@@ -164,8 +182,7 @@ def chunk_record(
 
     Every returned chunk satisfies ``count_tokens(chunk.text) <= max_tokens``.
     """
-    head = build_header(header)
-    pieces: Sequence[str] = split_body(body, chunk_size=chunk_size) if body else []
+    head, pieces = _head_and_pieces(body, header, chunk_size)
     texts: list[tuple[str, int]]
     if not pieces:
         texts = [(head, count_tokens(head))]

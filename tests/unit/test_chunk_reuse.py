@@ -22,13 +22,24 @@ class CountingEmbedder(StandinEmbedder):
         super().__init__()
         self.counted: list[str] = []
 
+        self.batches: list[int] = []
+
     def count_tokens(self, text: str) -> int:
         self.counted.append(text)
         return super().count_tokens(text)
 
+    def count_tokens_many(self, texts: list[str]) -> list[int]:
+        self.batches.append(len(texts))
+        return [super(CountingEmbedder, self).count_tokens(text) for text in texts]
+
 
 def _chunk(
-    data: Path, layout: WorkLayout, embedder: CountingEmbedder, *, force: bool = False
+    data: Path,
+    layout: WorkLayout,
+    embedder: CountingEmbedder,
+    *,
+    force: bool = False,
+    batch: bool = False,
 ) -> ChunkResult:
     files = scan_inputs(data, layout)
     parse_inputs(data, files, layout)
@@ -36,6 +47,7 @@ def _chunk(
         files,
         layout,
         count_tokens=embedder.count_tokens,
+        count_tokens_many=embedder.count_tokens_many if batch else None,
         max_tokens=embedder.max_tokens,
         chunker_key=embedder.key,
         force=force,
@@ -92,3 +104,20 @@ def test_a_changed_file_rechunks_only_its_changed_record(tmp_path: Path) -> None
         for rows in reused_parts.values()
         for row in rows
     )
+
+
+def test_batch_counted_tokens_give_the_same_parts_with_few_single_counts(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    generate_demo_data(data, records=200, seed=3)
+    layout = WorkLayout(tmp_path / "work")
+    layout.ensure()
+    one_by_one = CountingEmbedder()
+    _chunk(data, layout, one_by_one)
+    expected = _parts(layout)
+
+    batched = CountingEmbedder()
+    _chunk(data, layout, batched, force=True, batch=True)
+    assert _parts(layout) == expected
+    assert sum(batched.batches) > 0.9 * len(one_by_one.counted)
+    # Only what chunking splits further (a part over the token budget) is counted alone.
+    assert len(batched.counted) < 0.1 * len(one_by_one.counted)
