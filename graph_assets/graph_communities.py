@@ -12,9 +12,10 @@ from graph_assets.common import (
     table,
     timed,
 )
+from graph_assets.partitions import is_full_rebuild
 from graph_assets.relationships import authority_relationships, includes_relationships
 from nara_kg.build import communities as build_communities
-from resources import Neo4jResource
+from resources import Neo4jResource, PipelinePaths
 
 
 @neo4j_writer_asset(
@@ -32,18 +33,26 @@ from resources import Neo4jResource
         "and concurrency 1, so the same graph gives the same communities. Level 0 = finest. "
         "(:Community {id: '<level>-<communityId>', level, size}); members -[:IN_COMMUNITY]-> "
         "their finest community, each community -[:IN_COMMUNITY]-> its parent. Singletons get "
-        "no Community node; components are clustered separately by construction. Core: "
+        "no Community node; components are clustered separately by construction. When the "
+        "projection's rows and the graph's communities are as the last run left them, Leiden "
+        "is skipped (leiden_ran false), except in the full rebuild. Core: "
         "nara_kg.build.communities.detect_communities."
     ),
 )
 def graph_communities(
-    context: dg.AssetExecutionContext, neo4j: Neo4jResource
+    context: dg.AssetExecutionContext, neo4j: Neo4jResource, paths: PipelinePaths
 ) -> dg.MaterializeResult:
     metadata: dict[str, Any] = {}
     with timed(metadata):
         result = build_communities.detect_communities(
-            neo4j.get_driver(), neo4j.database, neo4j.get_gds()
+            neo4j.get_driver(),
+            neo4j.database,
+            neo4j.get_gds(),
+            state_path=paths.layout.leiden_state,
+            force=is_full_rebuild(context),
         )
+    if not result.leiden_ran:
+        context.log.info("projection and communities unchanged since the last run: Leiden skipped")
     context.log.info(
         f"{sum(result.communities_per_level.values())} communities over {result.levels} levels "
         f"(projection: {result.nodes} nodes, {result.relationships} relationships)"
@@ -51,6 +60,7 @@ def graph_communities(
     return dg.MaterializeResult(
         metadata={
             **metadata,
+            "leiden_ran": result.leiden_ran,
             "projected_nodes": result.nodes,
             "projected_relationships": result.relationships,
             "levels": result.levels,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -49,7 +51,7 @@ _REL_PATTERN = "|".join(COMMUNITY_RELATIONSHIPS)
 #: nodes and edges in the same order whatever the store's internal ids are: Leiden's seeded
 #: randomness then sees the same graph after an incremental update as after a rebuild from
 #: scratch.
-PROJECT = f"""
+_PROJECTION_ROWS = f"""
 MATCH (source:{Label.CHUNK} {{{Prop.CHUNK_SEQ_ID}: 0}})
 CALL {{
   WITH source
@@ -63,6 +65,10 @@ CALL {{
   RETURN target, toFloat(total) AS weight
 }}
 WITH source, target, weight ORDER BY source.{Prop.NA_ID}, target.{Prop.NA_ID}, weight
+"""
+PROJECT = (
+    _PROJECTION_ROWS
+    + f"""
 RETURN gds.graph.project(
     $graph_name, source, target,
     {{sourceNodeProperties: {{naId: source.{Prop.NA_ID}}},
@@ -72,6 +78,22 @@ RETURN gds.graph.project(
                                    ELSE {{weight: weight}} END}},
     {{undirectedRelationshipTypes: ['*']}}
 )
+"""
+)
+#: The rows the projection is made of, in its order: what Leiden would read.
+PROJECTION_INPUT = (
+    _PROJECTION_ROWS + f"RETURN collect([source.{Prop.NA_ID}, target.{Prop.NA_ID}, weight]) AS rows"
+)
+#: The communities in the graph, their members' hashes and how many records point at one.
+COMMUNITY_STATE = f"""
+MATCH (c:{Label.COMMUNITY})
+WITH c ORDER BY c.{CommunityProp.ID}
+WITH collect([c.{CommunityProp.ID}, c.{CommunityProp.MEMBER_HASH}]) AS communities
+CALL () {{
+  MATCH (:{Label.CHUNK})-[r:{Rel.IN_COMMUNITY}]->(:{Label.COMMUNITY})
+  RETURN count(r) AS members
+}}
+RETURN communities, members
 """
 
 UPSERT_COMMUNITIES = f"""
@@ -141,6 +163,23 @@ class LeidenResult:
     degrees: dict[int, int]
     ran_levels: int
     modularities: list[float]
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, separators=(",", ":")).encode()).hexdigest()
+
+
+def leiden_input_digest(driver: Driver, database: str) -> str:
+    """A digest of everything Leiden's result depends on: the projection's rows and the
+    configuration (Leiden is deterministic, see LEIDEN_CONFIG)."""
+    rows = read_all(driver, database, PROJECTION_INPUT)[0]["rows"]
+    return _digest([LEIDEN_CONFIG, rows])
+
+
+def community_state_digest(driver: Driver, database: str) -> str:
+    """A digest of the Community nodes and memberships in the graph now."""
+    state = read_all(driver, database, COMMUNITY_STATE)[0]
+    return _digest([state["communities"], state["members"]])
 
 
 def projection_exists(gds: GraphDataScience) -> bool:

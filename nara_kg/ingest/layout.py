@@ -109,6 +109,11 @@ class WorkLayout:
         """The graph revision and count that `sync_snapshot(concern)` describes."""
         return self.root / "graph-state" / f"{concern}.json"
 
+    @property
+    def leiden_state(self) -> Path:
+        """What graph_communities last read and wrote (digests) and the result it reported."""
+        return self.root / "graph-state" / "leiden.json"
+
     def per_file_paths(self, file_id: str) -> tuple[Path, ...]:
         """Everything the per-file stages keep for one input file."""
         return (

@@ -119,3 +119,46 @@ def test_projection_dropped_when_leiden_fails(neo4j_driver: Any, gds: Any) -> No
     with pytest.raises(RuntimeError, match="leiden failed"):
         build_communities.detect_communities(neo4j_driver, "neo4j", LeidenFails(gds))
     assert not projection_exists(gds)
+
+
+def test_leiden_is_skipped_only_while_its_input_and_the_communities_are_unchanged(
+    neo4j_driver: Any, gds: Any, tmp_path: Any
+) -> None:
+    make_graph(neo4j_driver)
+    state = tmp_path / "leiden.json"
+
+    def detect(**options: Any) -> build_communities.CommunityResult:
+        return build_communities.detect_communities(
+            neo4j_driver,
+            "neo4j",
+            LeidenFails(gds) if options.pop("broken", False) else gds,
+            state_path=state,
+            **options,
+        )
+
+    first = detect()
+    assert first.leiden_ran
+    members = membership(neo4j_driver)
+    # Unchanged: the remembered result, and Leiden is never called (it would raise).
+    again = detect(broken=True)
+    assert not again.leiden_ran
+    assert again.communities_per_level == first.communities_per_level
+    assert (again.levels, again.modularities) == (first.levels, first.modularities)
+    assert membership(neo4j_driver) == members
+    # A text edit that touches no projected relationship changes nothing Leiden reads.
+    neo4j_driver.execute_query("MATCH (c:Chunk {naId: 3}) SET c.text = 'record 3, revised'")
+    assert not detect(broken=True).leiden_ran
+    # The full rebuild always runs it.
+    assert detect(force=True).leiden_ran
+    # A new projected relationship is new input.
+    neo4j_driver.execute_query(
+        "MATCH (a:Chunk {naId: 1000}), (b:Chunk {naId: 99}) CREATE (a)-[:subject]->(b)"
+    )
+    with pytest.raises(RuntimeError, match="leiden failed"):
+        detect(broken=True)
+    assert detect().leiden_ran
+    assert 99 in membership(neo4j_driver)
+    # Communities changed behind its back (a membership deleted) are written again.
+    neo4j_driver.execute_query("MATCH (:Chunk {naId: 99})-[r:IN_COMMUNITY]->() DELETE r")
+    assert detect().leiden_ran
+    assert 99 in membership(neo4j_driver)
