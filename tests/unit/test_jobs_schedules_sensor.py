@@ -151,9 +151,7 @@ def test_executor_is_chosen_by_environment() -> None:
 def test_multiprocess_steps_start_from_a_forkserver() -> None:
     config = executor({"NARA_KG_MAX_CONCURRENT_STEPS": "3"}).apply_config_mapping({}).value
     assert config["config"]["max_concurrent"] == 3
-    assert config["config"]["start_method"] == {
-        "forkserver": {"preload_modules": ["nara_kg.app.definitions"]}
-    }
+    assert config["config"]["start_method"] == {"forkserver": {}}
 
 
 def test_split_ranges_is_contiguous_and_even() -> None:
