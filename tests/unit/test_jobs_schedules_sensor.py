@@ -148,12 +148,6 @@ def test_executor_is_chosen_by_environment() -> None:
         executor({"NARA_KG_EXECUTOR": "threads"})
 
 
-def test_multiprocess_steps_start_from_a_forkserver() -> None:
-    config = executor({"NARA_KG_MAX_CONCURRENT_STEPS": "3"}).apply_config_mapping({}).value
-    assert config["config"]["max_concurrent"] == 3
-    assert config["config"]["start_method"] == {"forkserver": {}}
-
-
 def test_split_ranges_is_contiguous_and_even() -> None:
     keys = [f"k{i:02d}" for i in range(7)]
     assert split_ranges(keys, 3) == [("k00", "k02"), ("k03", "k04"), ("k05", "k06")]
