@@ -239,7 +239,6 @@ def chunk_file(
     max_seen = 0
     out_rows: list[dict[str, Any]] = []
     record_keys: list[str] = []
-    row_index = -1
     records = iter_rows(layout.parsed_part(file.file_id))
     while window := list(islice(records, COUNT_WINDOW)):
         keys = [_record_key(record) for record in window]
@@ -248,8 +247,8 @@ def chunk_file(
         if count_tokens_many is not None:
             to_chunk = [r for r, k in zip(window, keys, strict=True) if k not in previous]
             counter = _counter_for(to_chunk, count_tokens, count_tokens_many)
-        for record, record_key in zip(window, keys, strict=True):
-            row_index += 1
+        first_row = len(record_keys) - len(window)
+        for row_index, (record, record_key) in enumerate(zip(window, keys, strict=True), first_row):
             reused = previous.get(record_key)
             if reused is not None:
                 rows = [{**row, Col.RECORD_ROW: row_index} for row in reused]
