@@ -51,7 +51,8 @@ def detect_communities(
     from nara_kg.graph import communities as community_cypher
     from nara_kg.model.community_hierarchy import build_hierarchy
 
-    input_digest = community_cypher.leiden_input_digest(driver, database)
+    rows = community_cypher.projection_rows(driver, database)
+    input_digest = community_cypher.leiden_input_digest(rows)
     known = read_json(state_path) if state_path is not None else None
     if (
         not force
@@ -65,7 +66,7 @@ def detect_communities(
         }
         return CommunityResult(**remembered, leiden_ran=False)
 
-    leiden = community_cypher.run_leiden(gds)
+    leiden = community_cypher.run_leiden(gds, rows)
     hierarchy = build_hierarchy(leiden.assignments)
     member_hashes = {
         c.id: hashlib.sha256(",".join(map(str, c.members)).encode()).hexdigest()[:16]

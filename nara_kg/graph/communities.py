@@ -11,7 +11,7 @@ from typing import Any, Final
 from graphdatascience import GraphDataScience
 from neo4j import Driver
 
-from nara_kg.graph.batches import read_all, write_batches, write_one
+from nara_kg.graph.batches import read_all, unlogged, write_batches, write_one
 from nara_kg.model.community_hierarchy import Hierarchy
 from nara_kg.model.schema import (
     AUTHORITY_RELATIONSHIPS,
@@ -84,6 +84,22 @@ RETURN gds.graph.project(
 PROJECTION_INPUT = (
     _PROJECTION_ROWS + f"RETURN collect([source.{Prop.NA_ID}, target.{Prop.NA_ID}, weight]) AS rows"
 )
+#: The same projection made from those rows once read (naIds as GDS's node ids, in the rows'
+#: order, so Leiden numbers and sees the graph exactly as `PROJECT` would make it): the
+#: traversal then runs once per run, for the digest, and not a second time to project.
+PROJECT_FROM_ROWS = """
+UNWIND $rows AS row
+WITH row[0] AS source, row[1] AS target, row[2] AS weight
+RETURN gds.graph.project(
+    $graph_name, source, target,
+    {relationshipProperties: CASE WHEN target IS NULL THEN null ELSE {weight: weight} END},
+    {undirectedRelationshipTypes: ['*']}
+) AS projection
+"""
+#: Above this many rows the projection is made by the traversal (`PROJECT`) rather than sent
+#: back as one parameter, which the server holds whole in its heap (7.4 rows per record).
+ROWS_SENT_BACK_AT_MOST = 1_000_000
+
 #: The communities in the graph, their members' hashes and how many records point at one.
 COMMUNITY_STATE = f"""
 MATCH (c:{Label.COMMUNITY})
@@ -144,10 +160,13 @@ COMMUNITY_SCHEMA = (
 #: The in-memory property Leiden writes each node's community ids into, finest level first.
 _LEIDEN_LEVELS: Final = "leidenLevels"
 
-#: Each projected node's naId, Leiden levels and undirected degree, in one pass.
+#: Each projected node's naId, Leiden levels and undirected degree, in one pass. A projection
+#: made from rows has the naIds as its node ids; one made by the traversal has the store's ids
+#: and carries the naId as a property.
 LEIDEN_ASSIGNMENTS = f"""
 CALL gds.degree.stream($graph_name) YIELD nodeId, score
-RETURN gds.util.nodeProperty($graph_name, nodeId, 'naId') AS naId,
+RETURN CASE WHEN $from_rows THEN nodeId
+            ELSE gds.util.nodeProperty($graph_name, nodeId, 'naId') END AS naId,
        gds.util.nodeProperty($graph_name, nodeId, '{_LEIDEN_LEVELS}') AS levels,
        score AS degree
 """
@@ -169,10 +188,15 @@ def _digest(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, separators=(",", ":")).encode()).hexdigest()
 
 
-def leiden_input_digest(driver: Driver, database: str) -> str:
+def projection_rows(driver: Driver, database: str) -> list[list[Any]]:
+    """[source naId, target naId or None, weight], in the projection's order."""
+    rows: list[list[Any]] = read_all(driver, database, PROJECTION_INPUT)[0]["rows"]
+    return rows
+
+
+def leiden_input_digest(rows: Sequence[Sequence[Any]]) -> str:
     """A digest of everything Leiden's result depends on: the projection's rows and the
     configuration (Leiden is deterministic, see LEIDEN_CONFIG)."""
-    rows = read_all(driver, database, PROJECTION_INPUT)[0]["rows"]
     return _digest([LEIDEN_CONFIG, rows])
 
 
@@ -186,30 +210,54 @@ def projection_exists(gds: GraphDataScience) -> bool:
     return bool(gds.graph.exists(GDS_PROJECTION))
 
 
-def run_leiden(gds: GraphDataScience) -> LeidenResult:
-    """Project, cluster and drop the projection again, also when anything fails."""
+def _project(gds: GraphDataScience, rows: Sequence[Sequence[Any]] | None) -> tuple[Any, int, int]:
+    """The projection as (graph, nodes, relationships): from `rows` when given, else by the
+    traversal."""
+    if rows is None:
+        graph, projected = gds.graph.project.cypher(PROJECT, graph_name=GDS_PROJECTION)
+        return graph, projected.node_count, projected.relationship_count
+    made = gds.run_cypher(
+        PROJECT_FROM_ROWS, params=unlogged({"rows": rows, "graph_name": GDS_PROJECTION})
+    )["projection"][0]
+    return gds.graph.get(GDS_PROJECTION), made["nodeCount"], made["relationshipCount"]
+
+
+def run_leiden(
+    gds: GraphDataScience,
+    rows: Sequence[Sequence[Any]] | None = None,
+    *,
+    rows_sent_back_at_most: int = ROWS_SENT_BACK_AT_MOST,
+) -> LeidenResult:
+    """Project (from `rows`, the projection's rows already read, when there are not too many
+    of them; else by the traversal), cluster and drop the projection again, also when
+    anything fails."""
     if projection_exists(gds):
         gds.graph.drop(GDS_PROJECTION)
-    graph, projected = gds.graph.project.cypher(PROJECT, graph_name=GDS_PROJECTION)
+    if rows is not None and len(rows) > rows_sent_back_at_most:
+        rows = None
+    graph, node_count, relationship_count = _project(gds, rows)
     try:
-        if projected.relationship_count == 0:
+        if relationship_count == 0:
             # Leiden needs edges; with none every record is its own singleton community.
-            return LeidenResult(projected.node_count, 0, [], {}, 0, [])
+            return LeidenResult(node_count, 0, [], {}, 0, [])
         # Leiden runs once, into the projection, and one query reads its levels, the naIds and
         # the degrees back: streaming each (and running `stats` for the levels) cost three
         # times as much, most of it turning rows into data frames.
         mutated = gds.leiden.mutate(graph, mutate_property=_LEIDEN_LEVELS, **LEIDEN_CONFIG)
-        rows = gds.run_cypher(LEIDEN_ASSIGNMENTS, params={"graph_name": GDS_PROJECTION})
+        found = gds.run_cypher(
+            LEIDEN_ASSIGNMENTS,
+            params={"graph_name": GDS_PROJECTION, "from_rows": rows is not None},
+        )
         return LeidenResult(
-            nodes=projected.node_count,
-            relationships=projected.relationship_count,
+            nodes=node_count,
+            relationships=relationship_count,
             assignments=[
                 (int(na_id), [int(x) for x in levels])
-                for na_id, levels in zip(rows["naId"], rows["levels"], strict=True)
+                for na_id, levels in zip(found["naId"], found["levels"], strict=True)
             ],
             degrees={
                 int(na_id): int(degree)
-                for na_id, degree in zip(rows["naId"], rows["degree"], strict=True)
+                for na_id, degree in zip(found["naId"], found["degree"], strict=True)
             },
             ran_levels=int(mutated.ran_levels),
             modularities=[float(m) for m in mutated.modularities],

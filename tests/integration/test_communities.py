@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from nara_kg.build import communities as build_communities
-from nara_kg.graph.communities import projection_exists
+from nara_kg.graph.communities import projection_exists, projection_rows, run_leiden
 from tests.graph_helpers import scalar, wipe
 
 pytestmark = pytest.mark.integration
@@ -94,6 +94,29 @@ def test_reproducible_and_idempotent(neo4j_driver: Any, gds: Any) -> None:
     again = build_communities.detect_communities(neo4j_driver, "neo4j", gds)
     assert membership(neo4j_driver) == first
     assert again.write["added"] == 0 and again.write["removed"] == 0
+
+
+def test_the_projection_from_the_rows_read_equals_the_traversal(
+    neo4j_driver: Any, gds: Any
+) -> None:
+    make_graph(neo4j_driver)
+    # A weighted edge too: authority 2000 named three times in a chunk of record 3.
+    neo4j_driver.execute_query(
+        "MATCH (a:Chunk {naId: 2000}), (r:Chunk {naId: 3}) "
+        "CREATE (r2:Chunk {naId: 3, chunkId: '3-1', chunkSeqId: 1}) "
+        "CREATE (a)-[:MENTIONED_IN {count: 3}]->(r2)"
+    )
+    rows = projection_rows(neo4j_driver, "neo4j")
+    assert [3, 2000, 3.0] in rows or [2000, 3, 3.0] in rows
+    from_rows = run_leiden(gds, rows)
+    traversed = run_leiden(gds, rows, rows_sent_back_at_most=len(rows) - 1)
+    assert (from_rows.nodes, from_rows.relationships) == (13, traversed.relationships)
+    assert traversed.nodes == 13
+    assert sorted(from_rows.assignments) == sorted(traversed.assignments)
+    assert from_rows.degrees == traversed.degrees
+    assert from_rows.degrees[3] == traversed.degrees[3] == 3  # series, subject, the mention
+    assert from_rows.modularities == traversed.modularities
+    assert not projection_exists(gds)
 
 
 class LeidenFails:
