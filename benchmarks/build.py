@@ -17,7 +17,7 @@ from benchmarks.common import Log, open_driver, peak_rss_mb, quiet, wipe_databas
 from benchmarks.embedding import chunk_texts, instrument_model_time, measure_embedding
 from benchmarks.options import SuiteOptions
 from benchmarks.sampling import Sampler, local_server_pid, snapshot
-from nara_kg.embedding.encoder import DEFAULT_BACKEND
+from nara_kg.embedding.encoder import DEFAULT_BACKEND, DEFAULT_BATCH_SIZE
 from nara_kg.settings import PROJECT_ROOT, Neo4jSettings
 
 
@@ -65,7 +65,7 @@ def materialize_all(
     work_dir: Path,
     *,
     backend: str = DEFAULT_BACKEND,
-    batch_size: int = 64,
+    batch_size: int = DEFAULT_BATCH_SIZE,
     incremental: bool = False,
     sampler: Sampler | None = None,
     device: str = "cpu",

@@ -11,7 +11,7 @@ from typing import Any
 
 from benchmarks.common import Log, quiet
 from benchmarks.sampling import Snapshot, cpu_between
-from nara_kg.embedding.encoder import DEFAULT_BACKEND
+from nara_kg.embedding.encoder import DEFAULT_BACKEND, DEFAULT_BATCH_SIZE
 
 
 def chunk_texts(work_dir: Path) -> list[str]:
@@ -30,7 +30,7 @@ def measure_embedding(
     model: str | None = None,
     backend: str = DEFAULT_BACKEND,
     device: str = "cpu",
-    batch_size: int = 64,
+    batch_size: int = DEFAULT_BATCH_SIZE,
     onnx: bool = True,
     onnx_sample: int = 2_000,
     seed: int = 7,

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nara_kg.embedding.encoder import DEFAULT_BACKEND
+from nara_kg.embedding.encoder import DEFAULT_BACKEND, DEFAULT_BATCH_SIZE
 from nara_kg.settings import DEFAULT_BENCH_SCRATCH
 
 #: The issue's targets. `higher` says which direction is good.
@@ -68,7 +68,7 @@ class SuiteOptions:
     local_queries: int = 100
     global_queries: int = 10
     changed_share: float = 0.01
-    batch_size: int = 64
+    batch_size: int = DEFAULT_BATCH_SIZE
     backend: str = DEFAULT_BACKEND
     #: `cpu`, `cuda`, ...: where the model runs (the EmbeddingModel resource's `device`).
     device: str = "cpu"

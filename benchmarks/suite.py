@@ -51,7 +51,7 @@ from benchmarks.queries import (
 )
 from benchmarks.real_questions import measure_real_questions
 from benchmarks.writes import measure_writes
-from nara_kg.embedding.encoder import DEFAULT_BACKEND
+from nara_kg.embedding.encoder import DEFAULT_BACKEND, DEFAULT_BATCH_SIZE
 from nara_kg.settings import Neo4jSettings
 
 
@@ -378,7 +378,7 @@ def _main(argv: list[str] | None = None) -> int:
     build.add_argument("--out", required=True)
     build.add_argument("--backend", default=DEFAULT_BACKEND)
     build.add_argument("--device", default="cpu")
-    build.add_argument("--batch-size", type=int, default=64)
+    build.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE)
     build.add_argument("--onnx-sample", type=int, default=2_000)
     build.add_argument("--seed", type=int, default=7)
     build.add_argument("--wipe", action="store_true")

@@ -18,7 +18,7 @@ import dagster as dg
 from neo4j import Driver
 from pydantic import PrivateAttr
 
-from nara_kg.embedding.encoder import DEFAULT_BACKEND, DEFAULT_MODEL, Embedder
+from nara_kg.embedding.encoder import DEFAULT_BACKEND, DEFAULT_BATCH_SIZE, DEFAULT_MODEL, Embedder
 from nara_kg.embedding.standin import STANDIN_BACKEND, StandinEmbedder
 from nara_kg.generation.llm import (
     DEFAULT_CONNECT_TIMEOUT_S,
@@ -105,7 +105,7 @@ class EmbeddingModel(dg.ConfigurableResource):
     model: str = DEFAULT_MODEL
     backend: str = DEFAULT_BACKEND
     device: str = "cpu"
-    batch_size: int = 64
+    batch_size: int = DEFAULT_BATCH_SIZE
     #: Intra-op threads (0: one per core); give each of N parallel runs 1/N of the cores.
     threads: int = 0
 
