@@ -12,6 +12,7 @@ from graph_assets.common import (
     timed,
 )
 from graph_assets.graph_communities import graph_communities
+from graph_assets.partitions import is_full_rebuild
 from graph_assets.text_embeddings import text_embeddings
 from nara_kg.generation import generate as report_generation
 from resources import EmbeddingModel, LLMResource, Neo4jResource, PipelinePaths
@@ -27,7 +28,9 @@ REPORT_TOKEN_BUDGET = 1_200
         "One report per community, finest level first (GraphRAG): members' titles, excerpts "
         "and relationships ranked by degree within a token budget; an over-budget community "
         "uses its sub-communities' reports, largest first; a community with the same members "
-        "as its only sub-community takes that report. JSON {title, summary, rating, "
+        "as its only sub-community takes that report; a community whose inputs (members, "
+        "relationships, mentions, sub-reports, generator, code) are as its node recorded keeps "
+        "its report (unchanged_inputs), except in the full rebuild. JSON {title, summary, rating, "
         "rating_explanation, findings} on the Community node, with an embedding of title + "
         "summary (vector index community_summaries). Generations are cached by prompt + model "
         "+ parameters: an unchanged community is never regenerated. Core: "
@@ -56,6 +59,7 @@ def community_reports(
             token_budget=REPORT_TOKEN_BUDGET,
             log=context.log.info,
             token_counts_path=paths.layout.report_token_counts,
+            force=is_full_rebuild(context),
         )
     context.log.info(
         f"{result.communities} reports: {result.generated} generated, {result.cached} cached, "
@@ -69,6 +73,7 @@ def community_reports(
             "generated": result.generated,
             "cached": result.cached,
             "copied_from_sub_community": result.copied_from_sub_community,
+            "unchanged_inputs": result.unchanged_inputs,
             "used_sub_reports": result.used_sub_reports,
             "truncated_contexts": result.truncated,
             "summaries_embedded": result.summaries_embedded,

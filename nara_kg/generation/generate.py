@@ -9,7 +9,7 @@ What a report is made of lives beside it: the context (:mod:`.report_context`), 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,7 @@ from nara_kg.generation.report_rows import (
     merge_mention_totals,
     rank_mentioned,
     report_context_key,
+    report_input_key,
     report_row,
     top_members,
 )
@@ -52,6 +53,9 @@ class ReportRunResult:
     truncated: int = 0
     #: Communities with the same members as their only sub-community, given its report.
     copied_from_sub_community: int = 0
+    #: Communities whose context inputs (report_input_key) were as their node recorded: the
+    #: report on the node stands, without building the context again.
+    unchanged_inputs: int = 0
     summaries_embedded: int = 0
     #: Distinct summary texts encoded (equal summaries share one vector).
     summaries_encoded: int = 0
@@ -103,6 +107,29 @@ def _mention_parts(
             return [], sorted(na_ids)
         covered |= child_ids
     return children, sorted(na_ids - covered)
+
+
+def _stored_report(
+    community: Mapping[str, Any], input_key: str
+) -> tuple[CommunityReport, bool, bool] | None:
+    """The report on the community's node, with its context's two flags, when the node was
+    written from these inputs; None when it was not (or its report does not parse)."""
+    if community.get("reportInputKey") != input_key or not community.get("reportContextKey"):
+        return None
+    try:
+        report = parse_report(
+            community["report"] or "",
+            community["id"],
+            int(community["level"]),
+            community["reportGeneratedBy"] or "",
+        )
+    except ReportFormatError:
+        return None
+    return (
+        report,
+        bool(community.get("reportUsedSubReports")),
+        bool(community.get("reportTruncated")),
+    )
 
 
 def generate_report(
@@ -159,11 +186,13 @@ def generate_community_reports(
     token_budget: int,
     log: Log = quiet,
     token_counts_path: Path | None = None,
+    force: bool = False,
 ) -> ReportRunResult:
     """One report per community, finest level first, so that a coarser community whose members
     do not fit the budget can use its sub-communities' reports instead. With
     `token_counts_path`, the token counts of context texts are remembered there between runs
-    (:mod:`nara_kg.generation.token_counts`)."""
+    (:mod:`nara_kg.generation.token_counts`). A community whose inputs are as its node
+    recorded keeps its report without its context being built, unless `force`."""
     if token_counts_path is None:
         return _generate_all(
             driver,
@@ -175,6 +204,7 @@ def generate_community_reports(
             embedder.count_tokens_many,
             token_budget=token_budget,
             log=log,
+            force=force,
         )
     with remembered_token_counts(
         token_counts_path, embedder.key, embedder.count_tokens, embedder.count_tokens_many
@@ -189,9 +219,13 @@ def generate_community_reports(
             counts.count_many,
             token_budget=token_budget,
             log=log,
+            force=force,
         )
         result.token_counts_reused = counts.looked_up - counts.counted
         result.token_counts_new = counts.counted
+        # The contexts not built this run looked none of their rows up; the run that next
+        # builds one of them needs those counts.
+        counts.drop_unused_when_done = result.unchanged_inputs == 0
         return result
 
 
@@ -206,6 +240,7 @@ def _generate_all(
     *,
     token_budget: int,
     log: Log,
+    force: bool = False,
 ) -> ReportRunResult:
     result = ReportRunResult()
     #: community id -> (its report, its members' naIds)
@@ -263,6 +298,7 @@ def _generate_all(
                 context_key = context_keys[child]
                 mention_totals_of[community_id] = mention_totals_of.pop(child)
                 tops[community_id] = tops[child]
+                input_key, used_sub_reports, truncated = None, False, False
                 result.copied_from_sub_community += 1
             else:
                 children, rest = parts[community_id]
@@ -270,30 +306,57 @@ def _generate_all(
                     [*(mention_totals_of.pop(c) for c in children), mention_totals(mentions, rest)]
                 )
                 mention_totals_of[community_id] = totals
-                context = context_from_rows(
-                    community,
-                    members_of[community_id],
-                    relationships_of[community_id],
-                    done,
+                input_key = report_input_key(
+                    generator=generator,
+                    counter_key=embedder.key,
                     token_budget=token_budget,
-                    count_tokens=count_tokens,
-                    row_costs=row_costs,
-                    count_tokens_many=count_tokens_many,
-                    mentioned=rank_mentioned(totals),
+                    community=community,
+                    members=members_of[community_id],
+                    relationships=relationships_of[community_id],
+                    totals=totals,
+                    sub_report_keys=[context_keys.get(c) for c in community["children"]],
                 )
-                report, was_cached = generate_report(context, llm, cache)
+                stored = None if force else _stored_report(community, input_key)
+                if stored is not None:
+                    report, used_sub_reports, truncated = stored
+                    context_key = community["reportContextKey"]
+                    result.unchanged_inputs += 1
+                else:
+                    context = context_from_rows(
+                        community,
+                        members_of[community_id],
+                        relationships_of[community_id],
+                        done,
+                        token_budget=token_budget,
+                        count_tokens=count_tokens,
+                        row_costs=row_costs,
+                        count_tokens_many=count_tokens_many,
+                        mentioned=rank_mentioned(totals),
+                    )
+                    report, was_cached = generate_report(context, llm, cache)
+                    context_key = report_context_key(generator, context.text)
+                    used_sub_reports, truncated = context.used_sub_reports, context.truncated
+                    result.cached += int(was_cached)
+                    result.generated += int(not was_cached)
                 na_ids = frozenset(int(m["naId"]) for m in members_of[community_id])
                 tops[community_id] = top_members(members_of[community_id])
-                context_key = report_context_key(generator, context.text)
-                result.cached += int(was_cached)
-                result.generated += int(not was_cached)
-                result.used_sub_reports += int(context.used_sub_reports)
-                result.truncated += int(context.truncated)
+                result.used_sub_reports += int(used_sub_reports)
+                result.truncated += int(truncated)
             done[community_id] = (report, na_ids)
             context_keys[community_id] = context_key
             result.communities += 1
             result.per_level[level] += 1
-            rows.append(report_row(community_id, report, context_key, tops[community_id]))
+            rows.append(
+                report_row(
+                    community_id,
+                    report,
+                    context_key,
+                    tops[community_id],
+                    input_key=input_key,
+                    used_sub_reports=used_sub_reports,
+                    truncated=truncated,
+                )
+            )
             if len(result.preview) < 15:
                 result.preview.append(
                     {

@@ -8,6 +8,8 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 from nara_kg.generation.community_report import CommunityReport
@@ -160,11 +162,65 @@ def top_members(
     return [{name: member.get(name) for name in _TOP_MEMBER_FIELDS} for member in ranked[:limit]]
 
 
+#: The modules whose code turns a community's rows into its context and its report: a change
+#: to any of them changes every report's input key.
+_REPORT_CODE = (
+    "community_report.py",
+    "extractive.py",
+    "generate.py",
+    "report_context.py",
+    "report_parse.py",
+    "report_prompts.py",
+    "report_rows.py",
+)
+
+
+@cache
+def _report_code_digest() -> str:
+    digest = hashlib.sha256()
+    for name in _REPORT_CODE:
+        digest.update((Path(__file__).parent / name).read_bytes())
+    return digest.hexdigest()
+
+
+def report_input_key(
+    *,
+    generator: str,
+    counter_key: str,
+    token_budget: int,
+    community: Mapping[str, Any],
+    members: Sequence[Mapping[str, Any]],
+    relationships: Sequence[Mapping[str, Any]],
+    totals: MentionTotals,
+    sub_report_keys: Sequence[str | None],
+) -> str:
+    """A hash of everything :func:`context_from_rows` and the report are made from: when a
+    community's key is what its node holds, the report on the node is the one a new run would
+    make (sub-reports enter by their context keys; the code by a digest of its modules)."""
+    material = [
+        _report_code_digest(),
+        generator,
+        counter_key,
+        token_budget,
+        [community["id"], community["level"], community["size"], list(community["children"])],
+        list(members),
+        list(relationships),
+        sorted(totals.items()),
+        list(sub_report_keys),
+    ]
+    encoded = json.dumps(material, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(encoded.encode("utf-8")).hexdigest()
+
+
 def report_row(
     community_id: str,
     report: CommunityReport,
     context_key: str,
     members: Sequence[Mapping[str, Any]] = (),
+    *,
+    input_key: str | None = None,
+    used_sub_reports: bool = False,
+    truncated: bool = False,
 ) -> dict[str, Any]:
     """The Community node's report properties; `members` are :func:`top_members`."""
     return {
@@ -181,4 +237,7 @@ def report_row(
         "generatedBy": report.generated_by,
         "contextKey": context_key,
         "topMembers": json.dumps(list(members), ensure_ascii=False),
+        "inputKey": input_key,
+        "usedSubReports": used_sub_reports,
+        "truncated": truncated,
     }

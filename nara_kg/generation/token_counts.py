@@ -4,8 +4,10 @@ Building every community's context counts the tokens of each member, relationshi
 row and of the contexts it tries: a quarter of `community_reports` when every report then comes
 from the cache. The rows of unchanged records read the same in every run, so their counts are
 kept in one SQLite table beside the generation cache, keyed by the counter and a digest of the
-text, and a run counts only the texts it has not seen. A complete run drops the entries it did
-not use, so the table holds about one run's texts.
+text, and a run counts only the texts it has not seen. A complete run that built every context
+drops the entries it did not use, so the table holds about one such run's texts; a run that kept
+some reports without building their contexts keeps every entry, for the run that next builds
+them.
 """
 
 from __future__ import annotations
@@ -44,6 +46,9 @@ class RememberedTokenCounts:
         self._new: dict[bytes, int] = {}
         self.looked_up = 0
         self.counted = 0
+        #: Whether the run's completion drops the texts it never asked for: a run that did not
+        #: build every context sets it False.
+        self.drop_unused_when_done = True
 
     def _digest(self, text: str) -> bytes:
         return hashlib.blake2b(self._prefix + text.encode("utf-8"), digest_size=16).digest()
@@ -117,6 +122,6 @@ def remembered_token_counts(
         except BaseException:
             counts.save(drop_unused=False)
             raise
-        counts.save(drop_unused=True)
+        counts.save(drop_unused=counts.drop_unused_when_done)
     finally:
         connection.close()

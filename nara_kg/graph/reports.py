@@ -23,6 +23,10 @@ MATCH (c:{Label.COMMUNITY})
 OPTIONAL MATCH (child:{Label.COMMUNITY})-[:{Rel.IN_COMMUNITY}]->(c)
 RETURN c.{_C.ID} AS id, c.{_C.LEVEL} AS level, c.{_C.SIZE} AS size,
        c.{_C.MEMBER_HASH} AS memberHash, c.{_C.REPORT_CONTEXT_KEY} AS reportContextKey,
+       c.{_C.REPORT_INPUT_KEY} AS reportInputKey, c.{_C.REPORT} AS report,
+       c.{_C.REPORT_GENERATED_BY} AS reportGeneratedBy,
+       c.{_C.REPORT_USED_SUB_REPORTS} AS reportUsedSubReports,
+       c.{_C.REPORT_TRUNCATED} AS reportTruncated,
        collect(child.{_C.ID}) AS children
 ORDER BY c.{_C.LEVEL}, c.{_C.ID}
 """
@@ -103,7 +107,9 @@ MATCH (c:{Label.COMMUNITY} {{{_C.ID}: row.id}})
 SET c.{_C.TITLE} = row.title, c.{_C.SUMMARY} = row.summary, c.{_C.RATING} = row.rating,
     c.{_C.RATING_EXPLANATION} = row.rating_explanation, c.{_C.FINDINGS} = row.findings,
     c.{_C.REPORT} = row.report, c.{_C.REPORT_GENERATED_BY} = row.generatedBy,
-    c.{_C.REPORT_CONTEXT_KEY} = row.contextKey, c.{_C.TOP_MEMBERS} = row.topMembers
+    c.{_C.REPORT_CONTEXT_KEY} = row.contextKey, c.{_C.TOP_MEMBERS} = row.topMembers,
+    c.{_C.REPORT_INPUT_KEY} = row.inputKey, c.{_C.REPORT_USED_SUB_REPORTS} = row.usedSubReports,
+    c.{_C.REPORT_TRUNCATED} = row.truncated
 """
 
 PENDING_SUMMARY_EMBEDDINGS = f"""

@@ -178,6 +178,12 @@ class CommunityProp:
     REPORT: Final = "report"
     REPORT_GENERATED_BY: Final = "reportGeneratedBy"  # "extractive" or "<backend>:<model>"
     REPORT_CONTEXT_KEY: Final = "reportContextKey"  # hash of the generator and its context
+    #: Hash of everything the report's context is built from (members, relationships, mention
+    #: totals, sub-reports, budget, generator, code): equal on the next run, the report stands.
+    REPORT_INPUT_KEY: Final = "reportInputKey"
+    #: Whether the context used sub-community reports / was cut at the token budget.
+    REPORT_USED_SUB_REPORTS: Final = "reportUsedSubReports"
+    REPORT_TRUNCATED: Final = "reportTruncated"
     #: JSON list of the members of highest degree when the report was made (naId, title,
     #: nodeType, source, degree): what a global answer's provenance shows, without a query.
     TOP_MEMBERS: Final = "topMembers"

@@ -1,0 +1,181 @@
+"""A community whose context inputs are as its node recorded keeps its report without its
+context being built again; any change to its members' rows, its sub-reports, the budget, or the
+generator rebuilds it (and the communities above it), and the full rebuild rebuilds all."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import nara_kg.generation.generate as generate
+from nara_kg.generation.llm import ExtractiveLLM
+from nara_kg.generation.report_rows import report_input_key
+from tests.unit.test_report_mention_totals import COMMUNITIES, FakeReports, WordCounter
+
+#: 1-y has the same members as its only sub-community 0-c: it is a copy, never keyed.
+KEYED = ["0-a", "0-b", "0-c", "1-x", "2-r"]
+
+
+class StoredReports(FakeReports):
+    """Community nodes that keep what the last run wrote on them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.nodes: dict[str, dict[str, Any]] = {}
+        self.texts: dict[int, str] = {}
+        self.written: list[list[dict[str, Any]]] = []
+
+    def communities(self, driver: Any, database: str) -> list[dict[str, Any]]:
+        return [
+            {
+                **c,
+                "reportInputKey": self.nodes.get(c["id"], {}).get("inputKey"),
+                "report": self.nodes.get(c["id"], {}).get("report"),
+                "reportGeneratedBy": self.nodes.get(c["id"], {}).get("generatedBy"),
+                "reportContextKey": self.nodes.get(c["id"], {}).get("contextKey"),
+                "reportUsedSubReports": self.nodes.get(c["id"], {}).get("usedSubReports"),
+                "reportTruncated": self.nodes.get(c["id"], {}).get("truncated"),
+            }
+            for c in COMMUNITIES
+        ]
+
+    def members_of_many(self, driver: Any, database: str, ids: list[str]) -> dict[str, Any]:
+        members = super().members_of_many(driver, database, ids)
+        for rows in members.values():
+            for row in rows:
+                row["text"] = self.texts.get(row["naId"], row["text"])
+        return members
+
+    def write_reports(self, driver: Any, database: str, rows: list[Any]) -> int:
+        self.written.append(rows)
+        for row in rows:
+            self.nodes[row["id"]] = row
+        return len(rows)
+
+
+def _run(
+    monkeypatch: pytest.MonkeyPatch,
+    graph: StoredReports,
+    *,
+    force: bool = False,
+    token_budget: int = 1_000,
+    token_counts_path: Path | None = None,
+) -> generate.ReportRunResult:
+    monkeypatch.setattr(generate, "report_cypher", graph)
+    return generate.generate_community_reports(
+        None,  # type: ignore[arg-type]
+        "neo4j",
+        ExtractiveLLM(),
+        None,
+        WordCounter(),  # type: ignore[arg-type]
+        token_budget=token_budget,
+        force=force,
+        token_counts_path=token_counts_path,
+    )
+
+
+def _built(graph: StoredReports, monkeypatch: pytest.MonkeyPatch) -> set[str]:
+    """The communities whose contexts the next run builds."""
+    built: list[str] = []
+    original = generate.context_from_rows
+
+    def recording(community: Any, *args: Any, **kwargs: Any) -> Any:
+        built.append(community["id"])
+        return original(community, *args, **kwargs)
+
+    monkeypatch.setattr(generate, "context_from_rows", recording)
+    _run(monkeypatch, graph)
+    monkeypatch.setattr(generate, "context_from_rows", original)
+    return set(built)
+
+
+def test_an_unchanged_graph_keeps_every_report_without_building_a_context(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    graph = StoredReports()
+    first = _run(monkeypatch, graph)
+    assert first.generated == len(KEYED) and first.unchanged_inputs == 0
+    assert all(row["inputKey"] for row in graph.written[0] if row["id"] in KEYED)
+    assert _built(graph, monkeypatch) == set()
+    second = _run(monkeypatch, graph)
+    assert second.unchanged_inputs == len(KEYED)
+    assert second.generated == second.cached == 0
+    assert second.copied_from_sub_community == first.copied_from_sub_community == 1
+    assert (second.used_sub_reports, second.truncated) == (first.used_sub_reports, first.truncated)
+    assert graph.written[-1] == graph.written[0]  # the same reports, keys and flags
+
+
+def test_a_changed_record_rebuilds_its_communities_and_those_above(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    graph = StoredReports()
+    _run(monkeypatch, graph)
+    graph.texts[3] = "Record 3\n\nA corrected body of record 3."
+    assert _built(graph, monkeypatch) == {"0-b", "1-x", "2-r"}
+    reports = {row["id"]: row["report"] for row in graph.written[-1]}
+    assert "corrected" in reports["0-b"]
+    assert _built(graph, monkeypatch) == set()  # and then it stands again
+
+
+def test_the_budget_and_the_full_rebuild_rebuild_every_context(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    graph = StoredReports()
+    _run(monkeypatch, graph)
+    assert _run(monkeypatch, graph, token_budget=900).unchanged_inputs == 0
+    assert _run(monkeypatch, graph, token_budget=900).unchanged_inputs == len(KEYED)
+    assert _run(monkeypatch, graph, token_budget=900, force=True).unchanged_inputs == 0
+
+
+def test_a_stored_report_that_does_not_parse_is_rebuilt(monkeypatch: pytest.MonkeyPatch) -> None:
+    graph = StoredReports()
+    _run(monkeypatch, graph)
+    graph.nodes["0-a"]["report"] = "{not json"
+    assert _built(graph, monkeypatch) == {"0-a"}
+
+
+def test_the_input_key_covers_each_input() -> None:
+    base: dict[str, Any] = {
+        "generator": "extractive",
+        "counter_key": "model|onnx",
+        "token_budget": 1_200,
+        "community": {"id": "0-a", "level": 0, "size": 2, "children": []},
+        "members": [{"naId": 1, "title": "A", "text": "a"}],
+        "relationships": [{"source": 1, "target": 2, "type": "Includes"}],
+        "totals": {10: ["A10", "person", 2, 1]},
+        "sub_report_keys": ["k1"],
+    }
+    key = report_input_key(**base)
+    assert report_input_key(**base) == key
+    changes: dict[str, Any] = {
+        "generator": "openai:gpt-4o-mini",
+        "counter_key": "model|torch",
+        "token_budget": 1_000,
+        "community": {"id": "0-a", "level": 0, "size": 3, "children": []},
+        "members": [{"naId": 1, "title": "A", "text": "b"}],
+        "relationships": [],
+        "totals": {10: ["A10", "person", 3, 1]},
+        "sub_report_keys": ["k2"],
+    }
+    for name, value in changes.items():
+        assert report_input_key(**{**base, name: value}) != key, name
+
+
+def test_a_run_that_keeps_reports_keeps_the_token_counts_their_rows_had(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    graph = StoredReports()
+    path = tmp_path / "counts.sqlite"
+    first = _run(monkeypatch, graph, token_counts_path=path)
+    kept = _run(monkeypatch, graph, token_counts_path=path)
+    assert kept.unchanged_inputs == len(KEYED) and kept.token_counts_new == 0
+    graph.texts[3] = "Record 3\n\nA corrected body of record 3."
+    third = _run(monkeypatch, graph, token_counts_path=path)
+    # The unchanged records' rows in the rebuilt contexts are counted no second time.
+    assert third.token_counts_reused > 0
+    assert third.token_counts_new < first.token_counts_new
+    # A run that builds every context again forgets what it did not use.
+    full = _run(monkeypatch, graph, token_counts_path=path, force=True)
+    assert full.token_counts_new == 0
