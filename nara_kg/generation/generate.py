@@ -314,7 +314,7 @@ def _generate_all(
                     members=members_of[community_id],
                     relationships=relationships_of[community_id],
                     totals=totals,
-                    sub_report_keys=[context_keys.get(c) for c in community["children"]],
+                    sub_report_keys={c: context_keys.get(c) for c in community["children"]},
                 )
                 stored = None if force else _stored_report(community, input_key)
                 if stored is not None:

@@ -183,6 +183,13 @@ def _report_code_digest() -> str:
     return digest.hexdigest()
 
 
+def _canonical_rows(rows: Iterable[Mapping[str, Any]]) -> list[str]:
+    return sorted(
+        json.dumps(row, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+        for row in rows
+    )
+
+
 def report_input_key(
     *,
     generator: str,
@@ -192,21 +199,24 @@ def report_input_key(
     members: Sequence[Mapping[str, Any]],
     relationships: Sequence[Mapping[str, Any]],
     totals: MentionTotals,
-    sub_report_keys: Sequence[str | None],
+    sub_report_keys: Mapping[str, str | None],
 ) -> str:
     """A hash of everything :func:`context_from_rows` and the report are made from: when a
     community's key is what its node holds, the report on the node is the one a new run would
-    make (sub-reports enter by their context keys; the code by a digest of its modules)."""
+    make (sub-reports enter by their context keys; the code by a digest of its modules). Rows
+    enter in a canonical order: the graph returns them in its store's order, which differs
+    between a graph built from scratch and the same graph updated, and the context does not
+    depend on it."""
     material = [
         _report_code_digest(),
         generator,
         counter_key,
         token_budget,
-        [community["id"], community["level"], community["size"], list(community["children"])],
-        list(members),
-        list(relationships),
+        [community["id"], community["level"], community["size"], sorted(community["children"])],
+        _canonical_rows(members),
+        _canonical_rows(relationships),
         sorted(totals.items()),
-        list(sub_report_keys),
+        sorted(sub_report_keys.items()),
     ]
     encoded = json.dumps(material, separators=(",", ":"), ensure_ascii=False, default=str)
     return hashlib.sha256(encoded.encode("utf-8")).hexdigest()

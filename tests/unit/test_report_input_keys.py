@@ -145,10 +145,29 @@ def test_the_input_key_covers_each_input() -> None:
         "members": [{"naId": 1, "title": "A", "text": "a"}],
         "relationships": [{"source": 1, "target": 2, "type": "Includes"}],
         "totals": {10: ["A10", "person", 2, 1]},
-        "sub_report_keys": ["k1"],
+        "sub_report_keys": {"0-x": "k1"},
     }
     key = report_input_key(**base)
     assert report_input_key(**base) == key
+    # The store's order of the rows is not an input: a graph updated in place returns them in
+    # another order than the same graph built from scratch.
+    reordered = {
+        **base,
+        "community": {"id": "0-a", "level": 0, "size": 2, "children": []},
+        "members": [{"text": "a", "title": "A", "naId": 1}],
+        "relationships": list(reversed([*base["relationships"], {"source": 2, "target": 1}])),
+        "totals": dict(reversed(list({**base["totals"], 11: ["A11", "", 1, 1]}.items()))),
+    }
+    with_more = {
+        **base,
+        "relationships": [*base["relationships"], {"source": 2, "target": 1}],
+        "totals": {**base["totals"], 11: ["A11", "", 1, 1]},
+    }
+    assert report_input_key(**reordered) == report_input_key(**with_more)
+    two_children = {"0-x": "k1", "0-y": "k2"}
+    assert report_input_key(**{**base, "sub_report_keys": two_children}) == report_input_key(
+        **{**base, "sub_report_keys": dict(reversed(two_children.items()))}
+    )
     changes: dict[str, Any] = {
         "generator": "openai:gpt-4o-mini",
         "counter_key": "model|torch",
@@ -157,7 +176,7 @@ def test_the_input_key_covers_each_input() -> None:
         "members": [{"naId": 1, "title": "A", "text": "b"}],
         "relationships": [],
         "totals": {10: ["A10", "person", 3, 1]},
-        "sub_report_keys": ["k2"],
+        "sub_report_keys": {"0-x": "k2"},
     }
     for name, value in changes.items():
         assert report_input_key(**{**base, name: value}) != key, name
