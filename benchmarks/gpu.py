@@ -42,31 +42,29 @@ QUERIES = (
 )
 
 
-def _narrowed_model(source: Path, dest: Path) -> None:
-    from safetensors.torch import load_file, save_file
-
-    shutil.copytree(source, dest, ignore=shutil.ignore_patterns("*.safetensors", "README.md"))
-    weights = load_file(source / "model.safetensors")
-    save_file(
-        {k: v.half() if v.is_floating_point() else v for k, v in weights.items()},
-        dest / "model.safetensors",
-        metadata={"format": "pt"},
-    )
-
-
-def _widened_model(source: Path, dest: Path) -> Path:
+def _copy_model(source: Path, dest: Path, cast: str) -> Path:
+    """`source`'s model folder at `dest` with its floating-point weights cast by the tensor
+    method `cast` ("half": stored narrow to travel, "float": widened back to load)."""
     from safetensors.torch import load_file, save_file
 
     if dest.exists():
         shutil.rmtree(dest)
-    shutil.copytree(source, dest, ignore=shutil.ignore_patterns("*.safetensors"))
+    shutil.copytree(source, dest, ignore=shutil.ignore_patterns("*.safetensors", "README.md"))
     weights = load_file(source / "model.safetensors")
     save_file(
-        {k: v.float() if v.is_floating_point() else v for k, v in weights.items()},
+        {k: getattr(v, cast)() if v.is_floating_point() else v for k, v in weights.items()},
         dest / "model.safetensors",
         metadata={"format": "pt"},
     )
     return dest
+
+
+def _narrowed_model(source: Path, dest: Path) -> Path:
+    return _copy_model(source, dest, "half")
+
+
+def _widened_model(source: Path, dest: Path) -> Path:
+    return _copy_model(source, dest, "float")
 
 
 def _encode(model: Any, texts: list[str], batch_size: int) -> Any:
@@ -91,8 +89,6 @@ def prepare(work_dir: Path, dest: Path, sample: int = REFERENCE_SAMPLE, seed: in
     with (dest / "texts.jsonl").open("w", encoding="utf-8") as out:
         for text in texts:
             out.write(json.dumps(text) + "\n")
-    if (dest / "model").exists():
-        shutil.rmtree(dest / "model")
     _narrowed_model(resolve_model_path(DEFAULT_MODEL), dest / "model")
     widened = _widened_model(dest / "model", dest / "model-f32")
     indices = sorted(random.Random(seed).sample(range(len(texts)), min(sample, len(texts))))
