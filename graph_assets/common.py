@@ -26,6 +26,12 @@ NEO4J_RETRY = dg.RetryPolicy(max_retries=2, delay=5, backoff=dg.Backoff.EXPONENT
 #: updated, they run (through the automation sensor, off until switched on in the UI).
 GRAPH_AUTOMATION = dg.AutomationCondition.eager()
 
+#: Step priorities: of the steps ready to run, Dagster starts the one of highest priority
+#: first. A step that leaves Neo4j work running in the background (an index populating) goes
+#: early, so that the steps after it run beside that work; the step that waits for it, late.
+STARTS_BACKGROUND_WORK = {"dagster/priority": "1"}
+WAITS_FOR_BACKGROUND_WORK = {"dagster/priority": "-1"}
+
 #: Longest text shown in one table cell.
 MAX_CELL = 240
 

@@ -5,6 +5,7 @@ from typing import Any
 import dagster as dg
 
 from graph_assets.common import (
+    WAITS_FOR_BACKGROUND_WORK,
     neo4j_writer_asset,
     table,
     timed,
@@ -16,6 +17,7 @@ from resources import EmbeddingModel, Neo4jResource
 
 @neo4j_writer_asset(
     deps=[text_embeddings],
+    op_tags=WAITS_FOR_BACKGROUND_WORK,
     description=(
         "Vector index `texts_from_records` on :recordWithText(textEmbedding), cosine, the "
         "model's dimension, plus a full-text index over the same text for hybrid search; "

@@ -39,13 +39,30 @@ def index_info(driver: Driver, database: str, name: str) -> dict[str, Any] | Non
 def ensure_vector_index(
     driver: Driver, database: str, dimensions: int, *, log: Log = quiet
 ) -> dict[str, Any]:
-    """Create `texts_from_records` (cosine, the model's dimension); rebuild it if the model's
-    dimension changed, since an index of another width would silently match nothing."""
+    """Create `texts_from_records` (cosine, the model's dimension) and wait until it is ONLINE;
+    rebuild it if the model's dimension changed, since an index of another width would
+    silently match nothing."""
+    start_vector_index(driver, database, dimensions)
+    return await_index(driver, database, Index.VECTOR, log=log)
+
+
+def drop_vector_index_of_other_width(driver: Driver, database: str, dimensions: int) -> bool:
+    """Drop `texts_from_records` if its vectors are not `dimensions` wide; whether an index of
+    this width is left."""
     info = index_info(driver, database, Index.VECTOR)
-    if info is not None:
-        config = (info.get("options") or {}).get("indexConfig") or {}
-        if int(config.get("vector.dimensions", dimensions)) != dimensions:
-            write_one(driver, database, f"DROP INDEX {Index.VECTOR} IF EXISTS")
+    if info is None:
+        return False
+    config = (info.get("options") or {}).get("indexConfig") or {}
+    if int(config.get("vector.dimensions", dimensions)) == dimensions:
+        return True
+    write_one(driver, database, f"DROP INDEX {Index.VECTOR} IF EXISTS")
+    return False
+
+
+def start_vector_index(driver: Driver, database: str, dimensions: int) -> None:
+    """Create `texts_from_records` if it is missing (or of another width), without waiting:
+    Neo4j populates a new index in the background."""
+    drop_vector_index_of_other_width(driver, database, dimensions)
     write_one(
         driver,
         database,
@@ -55,10 +72,16 @@ def ensure_vector_index(
         "`vector.similarity_function`: 'cosine'}}",
         dimensions=dimensions,
     )
-    return await_index(driver, database, Index.VECTOR, log=log)
 
 
 def ensure_fulltext_index(driver: Driver, database: str, *, log: Log = quiet) -> dict[str, Any]:
+    start_fulltext_index(driver, database)
+    return await_index(driver, database, Index.FULLTEXT, log=log)
+
+
+def start_fulltext_index(driver: Driver, database: str) -> None:
+    """Create the full-text index if it is missing (or over other properties), without
+    waiting."""
     info = index_info(driver, database, Index.FULLTEXT)
     if info is not None and list(info["properties"]) != list(FULLTEXT_PROPERTIES):
         write_one(driver, database, f"DROP INDEX {Index.FULLTEXT} IF EXISTS")
@@ -69,7 +92,6 @@ def ensure_fulltext_index(driver: Driver, database: str, *, log: Log = quiet) ->
         f"CREATE FULLTEXT INDEX {Index.FULLTEXT} IF NOT EXISTS "
         f"FOR (n:{Label.RECORD_WITH_TEXT}) ON EACH [{props}]",
     )
-    return await_index(driver, database, Index.FULLTEXT, log=log)
 
 
 #: How long an index may stay at the same population before waiting for it is an error.
@@ -83,6 +105,7 @@ def await_index(
     *,
     stall_s: float = INDEX_STALL_SECONDS,
     poll_s: float = 2.0,
+    first_poll_s: float = 0.05,
     log: Log = quiet,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
@@ -90,9 +113,11 @@ def await_index(
     """Wait until the index is ONLINE for as long as its population keeps moving, logging each
     further tenth. No fixed timeout: 3 million vectors took Neo4j more than the 10 minutes the
     wait used to allow. An index that FAILED, or whose population stays put for `stall_s`,
-    is an error."""
+    is an error. Polls start `first_poll_s` apart and double up to `poll_s`: most indexes are
+    ONLINE within a second, and a fixed 2 s poll made each wait at least 2 s."""
     best = -1.0
     moved_at = clock()
+    interval = min(first_poll_s, poll_s)
     while True:
         info = index_info(driver, database, name)
         if info is None:
@@ -111,4 +136,5 @@ def await_index(
             raise RuntimeError(
                 f"index {name} stayed at {percent:.1f}% populated for {stall_s:.0f} s: {info}"
             )
-        sleep(poll_s)
+        sleep(interval)
+        interval = min(interval * 2, poll_s)

@@ -44,6 +44,7 @@ def test_a_slow_index_that_keeps_moving_is_waited_for_past_the_stall_time(
         "texts_from_records",
         stall_s=60,
         poll_s=1,
+        first_poll_s=1,
         log=logged.append,
         clock=clock,
         sleep=clock.sleep,
@@ -62,6 +63,7 @@ def test_an_index_that_stays_put_or_failed_is_an_error(monkeypatch: pytest.Monke
             "x",
             stall_s=30,
             poll_s=1,
+            first_poll_s=1,
             clock=clock,
             sleep=clock.sleep,
         )
@@ -69,3 +71,20 @@ def test_an_index_that_stays_put_or_failed_is_an_error(monkeypatch: pytest.Monke
     states(monkeypatch, [("POPULATING", 5.0), ("FAILED", 5.0)])
     with pytest.raises(RuntimeError, match="FAILED"):
         indexes.await_index(None, "neo4j", "x", sleep=lambda _: None)  # type: ignore[arg-type]
+
+
+def test_polls_start_short_and_double_up_to_the_poll_interval(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # An index ONLINE within a fraction of a second is not waited for a whole poll interval.
+    states(monkeypatch, [("POPULATING", 10.0 * i) for i in range(8)] + [("ONLINE", 100.0)])
+    slept: list[float] = []
+    indexes.await_index(
+        None,  # type: ignore[arg-type]
+        "neo4j",
+        "x",
+        poll_s=2,
+        first_poll_s=0.05,
+        sleep=slept.append,
+    )
+    assert slept == [0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 2, 2]
