@@ -78,6 +78,7 @@ def community_reports(
             "truncated_contexts": result.truncated,
             "summaries_embedded": result.summaries_embedded,
             "summaries_encoded": result.summaries_encoded,
+            "summaries_encoded_early": result.summaries_encoded_early,
             "token_counts_reused": result.token_counts_reused,
             "token_counts_new": result.token_counts_new,
             "reports_per_level": counts_table(

@@ -9,7 +9,8 @@ What a report is made of lives beside it: the context (:mod:`.report_context`), 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,8 @@ from nara_kg.generation.report_rows import (
     report_context_key,
     report_input_key,
     report_row,
+    summary_embedding_key,
+    summary_embedding_text,
     top_members,
 )
 from nara_kg.generation.token_counts import remembered_token_counts
@@ -59,6 +62,8 @@ class ReportRunResult:
     summaries_embedded: int = 0
     #: Distinct summary texts encoded (equal summaries share one vector).
     summaries_encoded: int = 0
+    #: Of `summaries_encoded`: those encoded while the coarser levels' reports were made.
+    summaries_encoded_early: int = 0
     #: Context texts whose token count was remembered from an earlier run, and those counted.
     token_counts_reused: int = 0
     token_counts_new: int = 0
@@ -107,6 +112,34 @@ def _mention_parts(
             return [], sorted(na_ids)
         covered |= child_ids
     return children, sorted(na_ids - covered)
+
+
+class _EarlySummaryVectors:
+    """Summaries encoded on a thread of their own while the next level's contexts are read and
+    built: the model releases the GIL, and those steps leave a core idle (Python waits for
+    Neo4j, Neo4j for Python). Counting tokens meanwhile is safe: the model tokenizes with its
+    own copy of the tokenizer."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self._embedder = embedder
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="summary-encoder")
+        self._vectors: dict[str, tuple[Future[Any], int]] = {}
+
+    def submit(self, texts: Iterable[str]) -> None:
+        new = sorted({text for text in texts if text not in self._vectors})
+        if new:
+            future = self._pool.submit(self._embedder.encode, new)
+            self._vectors.update((text, (future, i)) for i, text in enumerate(new))
+
+    def get(self, text: str) -> Any | None:
+        found = self._vectors.get(text)
+        return None if found is None else found[0].result()[found[1]]
+
+    def __enter__(self) -> _EarlySummaryVectors:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _stored_report(
@@ -257,139 +290,154 @@ def _generate_all(
     communities = report_cypher.communities(driver, database)
     generator = describe(llm)
     position = 0
-    for batch in _same_level_batches(communities):
-        # A community whose only sub-community has all of its members is that sub-community
-        # seen one level up: it takes the sub-community's report instead of a second
-        # generation (an LLM call with a real backend) that could only say the same.
-        copies = {
-            c["id"]: c["children"][0]
-            for c in batch
-            if len(c["children"]) == 1
-            and c["children"][0] in done
-            and len(done[c["children"][0]][1]) == int(c["size"] or 0)
-        }
-        to_read = [c["id"] for c in batch if c["id"] not in copies]
-        members_of = report_cypher.members_of_many(driver, database, to_read)
-        relationships_of = report_cypher.relationships_within(
-            driver,
-            database,
-            {cid: [int(m["naId"]) for m in members_of[cid]] for cid in to_read},
-            known=relationships,
-        )
-        # What a community's text names is its sub-communities' totals plus its other members'
-        # (Leiden's levels nest, so the sub-communities split their members): each record's
-        # mentions are read once per run, not once per level.
-        parts = {
-            cid: _mention_parts(community, members_of[cid], done, mention_totals_of)
-            for community in batch
-            if (cid := community["id"]) in members_of
-        }
-        mentions = report_cypher.mentions_of_records(
-            driver, database, [na_id for _, rest in parts.values() for na_id in rest]
-        )
-        for community in batch:
-            position += 1
-            community_id = community["id"]
-            level = int(community["level"])
-            child = copies.get(community_id)
-            if child is not None:
-                child_report, na_ids = done[child]
-                report = replace(child_report, community_id=community_id, level=level)
-                context_key = context_keys[child]
-                mention_totals_of[community_id] = mention_totals_of.pop(child)
-                tops[community_id] = tops[child]
-                input_key, used_sub_reports, truncated = None, False, False
-                result.copied_from_sub_community += 1
-            else:
-                children, rest = parts[community_id]
-                totals = merge_mention_totals(
-                    [*(mention_totals_of.pop(c) for c in children), mention_totals(mentions, rest)]
-                )
-                mention_totals_of[community_id] = totals
-                input_key = report_input_key(
-                    generator=generator,
-                    counter_key=embedder.key,
-                    token_budget=token_budget,
-                    community=community,
-                    members=members_of[community_id],
-                    relationships=relationships_of[community_id],
-                    totals=totals,
-                    sub_report_keys={c: context_keys.get(c) for c in community["children"]},
-                )
-                stored = None if force else _stored_report(community, input_key)
-                if stored is not None:
-                    report, used_sub_reports, truncated = stored
-                    context_key = community["reportContextKey"]
-                    result.unchanged_inputs += 1
-                else:
-                    context = context_from_rows(
-                        community,
-                        members_of[community_id],
-                        relationships_of[community_id],
-                        done,
-                        token_budget=token_budget,
-                        count_tokens=count_tokens,
-                        row_costs=row_costs,
-                        count_tokens_many=count_tokens_many,
-                        mentioned=rank_mentioned(totals),
-                    )
-                    report, was_cached = generate_report(context, llm, cache)
-                    context_key = report_context_key(generator, context.text)
-                    used_sub_reports, truncated = context.used_sub_reports, context.truncated
-                    result.cached += int(was_cached)
-                    result.generated += int(not was_cached)
-                na_ids = frozenset(int(m["naId"]) for m in members_of[community_id])
-                tops[community_id] = top_members(members_of[community_id])
-                result.used_sub_reports += int(used_sub_reports)
-                result.truncated += int(truncated)
-            done[community_id] = (report, na_ids)
-            context_keys[community_id] = context_key
-            result.communities += 1
-            result.per_level[level] += 1
-            rows.append(
-                report_row(
-                    community_id,
-                    report,
-                    context_key,
-                    tops[community_id],
-                    input_key=input_key,
-                    used_sub_reports=used_sub_reports,
-                    truncated=truncated,
-                )
+    summaries_to_embed: list[str] = []
+    with _EarlySummaryVectors(embedder) as early:
+        for batch in _same_level_batches(communities):
+            # A community whose only sub-community has all of its members is that sub-community
+            # seen one level up: it takes the sub-community's report instead of a second
+            # generation (an LLM call with a real backend) that could only say the same.
+            copies = {
+                c["id"]: c["children"][0]
+                for c in batch
+                if len(c["children"]) == 1
+                and c["children"][0] in done
+                and len(done[c["children"][0]][1]) == int(c["size"] or 0)
+            }
+            to_read = [c["id"] for c in batch if c["id"] not in copies]
+            members_of = report_cypher.members_of_many(driver, database, to_read)
+            relationships_of = report_cypher.relationships_within(
+                driver,
+                database,
+                {cid: [int(m["naId"]) for m in members_of[cid]] for cid in to_read},
+                known=relationships,
             )
-            if len(result.preview) < 15:
-                result.preview.append(
-                    {
-                        "id": community_id,
-                        "size": len(na_ids),
-                        "title": report.title,
-                        "rating": report.rating,
-                    }
+            # What a community's text names is its sub-communities' totals plus its other members'
+            # (Leiden's levels nest, so the sub-communities split their members): each record's
+            # mentions are read once per run, not once per level.
+            parts = {
+                cid: _mention_parts(community, members_of[cid], done, mention_totals_of)
+                for community in batch
+                if (cid := community["id"]) in members_of
+            }
+            mentions = report_cypher.mentions_of_records(
+                driver, database, [na_id for _, rest in parts.values() for na_id in rest]
+            )
+            for community in batch:
+                position += 1
+                community_id = community["id"]
+                level = int(community["level"])
+                child = copies.get(community_id)
+                if child is not None:
+                    child_report, na_ids = done[child]
+                    report = replace(child_report, community_id=community_id, level=level)
+                    context_key = context_keys[child]
+                    mention_totals_of[community_id] = mention_totals_of.pop(child)
+                    tops[community_id] = tops[child]
+                    input_key, used_sub_reports, truncated = None, False, False
+                    result.copied_from_sub_community += 1
+                else:
+                    children, rest = parts[community_id]
+                    totals = merge_mention_totals(
+                        [
+                            *(mention_totals_of.pop(c) for c in children),
+                            mention_totals(mentions, rest),
+                        ]
+                    )
+                    mention_totals_of[community_id] = totals
+                    input_key = report_input_key(
+                        generator=generator,
+                        counter_key=embedder.key,
+                        token_budget=token_budget,
+                        community=community,
+                        members=members_of[community_id],
+                        relationships=relationships_of[community_id],
+                        totals=totals,
+                        sub_report_keys={c: context_keys.get(c) for c in community["children"]},
+                    )
+                    stored = None if force else _stored_report(community, input_key)
+                    if stored is not None:
+                        report, used_sub_reports, truncated = stored
+                        context_key = community["reportContextKey"]
+                        result.unchanged_inputs += 1
+                    else:
+                        context = context_from_rows(
+                            community,
+                            members_of[community_id],
+                            relationships_of[community_id],
+                            done,
+                            token_budget=token_budget,
+                            count_tokens=count_tokens,
+                            row_costs=row_costs,
+                            count_tokens_many=count_tokens_many,
+                            mentioned=rank_mentioned(totals),
+                        )
+                        report, was_cached = generate_report(context, llm, cache)
+                        context_key = report_context_key(generator, context.text)
+                        used_sub_reports, truncated = context.used_sub_reports, context.truncated
+                        result.cached += int(was_cached)
+                        result.generated += int(not was_cached)
+                    na_ids = frozenset(int(m["naId"]) for m in members_of[community_id])
+                    tops[community_id] = top_members(members_of[community_id])
+                    result.used_sub_reports += int(used_sub_reports)
+                    result.truncated += int(truncated)
+                done[community_id] = (report, na_ids)
+                context_keys[community_id] = context_key
+                if community.get("summaryEmbeddingKey") != summary_embedding_key(
+                    embedder.key, context_key
+                ):
+                    summaries_to_embed.append(summary_embedding_text(report))
+                result.communities += 1
+                result.per_level[level] += 1
+                rows.append(
+                    report_row(
+                        community_id,
+                        report,
+                        context_key,
+                        tops[community_id],
+                        input_key=input_key,
+                        used_sub_reports=used_sub_reports,
+                        truncated=truncated,
+                    )
                 )
-            if position % 200 == 0:
-                log(f"reports: {position}/{len(communities)} ({result.cached} from cache)")
-    report_cypher.write_reports(driver, database, rows)
+                if len(result.preview) < 15:
+                    result.preview.append(
+                        {
+                            "id": community_id,
+                            "size": len(na_ids),
+                            "title": report.title,
+                            "rating": report.rating,
+                        }
+                    )
+                if position % 200 == 0:
+                    log(f"reports: {position}/{len(communities)} ({result.cached} from cache)")
+            early.submit(summaries_to_embed)
+            summaries_to_embed.clear()
+        report_cypher.write_reports(driver, database, rows)
 
-    report_cypher.ensure_summary_index(driver, database, embedder.dimension)
-    pending = list(report_cypher.pending_summary_embeddings(driver, database, embedder.key))
-    if pending:
-        # A community with the same members as its only sub-community gets the same report,
-        # so many summaries repeat across levels; each distinct text is encoded once.
-        texts = sorted({row["text"] for row in pending})
-        vectors = dict(zip(texts, embedder.encode(texts), strict=True))
-        report_cypher.write_summary_embeddings(
-            driver,
-            database,
-            [
-                {
-                    "id": row["id"],
-                    "vector": vectors[row["text"]],
-                    "key": f"{embedder.key}|{row['key']}",
-                }
-                for row in pending
-            ],
-        )
-        result.summaries_encoded = len(texts)
-        release_free_memory()
+        report_cypher.ensure_summary_index(driver, database, embedder.dimension)
+        pending = list(report_cypher.pending_summary_embeddings(driver, database, embedder.key))
+        if pending:
+            # A community with the same members as its only sub-community gets the same report,
+            # so many summaries repeat across levels; each distinct text is encoded once.
+            texts = sorted({row["text"] for row in pending})
+            vectors = {text: early.get(text) for text in texts}
+            late = [text for text, vector in vectors.items() if vector is None]
+            if late:
+                vectors.update(zip(late, embedder.encode(late), strict=True))
+            report_cypher.write_summary_embeddings(
+                driver,
+                database,
+                [
+                    {
+                        "id": row["id"],
+                        "vector": vectors[row["text"]],
+                        "key": summary_embedding_key(embedder.key, row["key"]),
+                    }
+                    for row in pending
+                ],
+            )
+            result.summaries_encoded = len(texts)
+            result.summaries_encoded_early = len(texts) - len(late)
+            release_free_memory()
     result.summaries_embedded = len(pending)
     return result

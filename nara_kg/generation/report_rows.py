@@ -222,6 +222,17 @@ def report_input_key(
     return hashlib.sha256(encoded.encode("utf-8")).hexdigest()
 
 
+def summary_embedding_text(report: CommunityReport) -> str:
+    """The text of a community's summary embedding, as
+    :data:`nara_kg.graph.reports.PENDING_SUMMARY_EMBEDDINGS` reads it from the node."""
+    return f"{report.title}. {report.summary}"
+
+
+def summary_embedding_key(model_key: str, context_key: str) -> str:
+    """What a community's summaryEmbeddingKey is once its summary is embedded."""
+    return f"{model_key}|{context_key}"
+
+
 def report_row(
     community_id: str,
     report: CommunityReport,

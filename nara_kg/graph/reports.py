@@ -27,6 +27,7 @@ RETURN c.{_C.ID} AS id, c.{_C.LEVEL} AS level, c.{_C.SIZE} AS size,
        c.{_C.REPORT_GENERATED_BY} AS reportGeneratedBy,
        c.{_C.REPORT_USED_SUB_REPORTS} AS reportUsedSubReports,
        c.{_C.REPORT_TRUNCATED} AS reportTruncated,
+       c.{_C.SUMMARY_EMBEDDING_KEY} AS summaryEmbeddingKey,
        collect(child.{_C.ID}) AS children
 ORDER BY c.{_C.LEVEL}, c.{_C.ID}
 """
@@ -112,6 +113,8 @@ SET c.{_C.TITLE} = row.title, c.{_C.SUMMARY} = row.summary, c.{_C.RATING} = row.
     c.{_C.REPORT_TRUNCATED} = row.truncated
 """
 
+#: What a community's summary embedding encodes: its title and summary (the text
+#: :func:`nara_kg.generation.report_rows.summary_embedding_text` makes from a report).
 PENDING_SUMMARY_EMBEDDINGS = f"""
 MATCH (c:{Label.COMMUNITY}) WHERE c.{_C.SUMMARY} IS NOT NULL
   AND (c.{_C.SUMMARY_EMBEDDING_KEY} IS NULL

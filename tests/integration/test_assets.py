@@ -20,6 +20,8 @@ pytestmark = pytest.mark.integration
 def built(neo4j_driver: Any, graph_builder: Any, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     root = tmp_path_factory.mktemp("assets")
     summary = generate_demo_data(root / "data", records=150, seed=3)
+    # As on a new server: without the vector index an earlier test left.
+    neo4j_driver.execute_query(f"DROP INDEX {Index.VECTOR} IF EXISTS")
     first = graph_builder(root / "data", root / "work", wipe_first=True)
     second = graph_builder(root / "data", root / "work")
     return {
@@ -53,6 +55,13 @@ def test_every_asset_reports_metadata(built: dict[str, Any]) -> None:
     assert nodes["nodes_written"] == nodes["chunks_desired"] == chosen.num_rows
     embeddings = metadata_of(first, "text_embeddings")
     assert embeddings["embedded"] == sum(chosen["embed"].to_pylist())
+    # A new graph's vector index is populated after the writes, while later steps run: the
+    # step that starts it runs first of the steps graph_nodes lets run, the one that waits for
+    # it after every step but the evaluation.
+    assert embeddings["index_populated_after_writes"] is True
+    started = [e.step_key for e in first.all_events if e.event_type_value == "STEP_START"]
+    assert started.index("text_embeddings") == started.index("graph_nodes") + 1
+    assert started[-2:] == ["vector_index", "retrieval_evaluation"]
     # Full records' vectors come from the per-file parts; only chosen stubs are encoded late.
     vectors = metadata_of(first, "chunk_embeddings")
     assert embeddings["from_file_parts"] == vectors["chunks"] > 0
@@ -159,7 +168,8 @@ def test_second_run_changes_nothing(built: dict[str, Any]) -> None:
     )
     nodes = metadata_of(second, "graph_nodes")
     assert nodes["nodes_written"] == 0 and nodes["nodes_deleted"] == 0
-    assert metadata_of(second, "text_embeddings")["embedded"] == 0
+    embeddings = metadata_of(second, "text_embeddings")
+    assert embeddings["embedded"] == 0 and embeddings["index_populated_after_writes"] is False
     for asset in ("next_relationships", "includes_relationships", "authority_relationships"):
         meta = metadata_of(second, asset)
         assert meta["added"] == 0 and meta["removed"] == 0, asset
@@ -193,6 +203,9 @@ def test_communities_and_reports(built: dict[str, Any], neo4j_driver: Any) -> No
     reports = metadata_of(built["first"], "community_reports")
     assert reports["communities"] == first["communities"]
     assert reports["generator"].startswith("extractive")
+    # Each summary was encoded while the coarser levels' reports were made (the text the loop
+    # encodes is the one the node's title and summary make).
+    assert reports["summaries_encoded_early"] == reports["summaries_encoded"] > 0
     # Every community has a report, with its summary embedded.
     assert (
         scalar(
