@@ -10,8 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common import Log, quiet
-from benchmarks.sampling import Snapshot, cpu_between
+from benchmarks.sampling import Snapshot, cpu_between, summed_cpu
 from nara_kg.embedding.encoder import DEFAULT_BACKEND, DEFAULT_BATCH_SIZE
+
+#: Slices of the sample each backend encodes, in alternating order.
+EMBEDDING_ROUNDS = 4
 
 
 def chunk_texts(work_dir: Path) -> list[str]:
@@ -38,7 +41,12 @@ def measure_embedding(
     probe: Callable[[], Snapshot | None] = lambda: None,
 ) -> dict[str, Any]:
     """Plain encode of `texts` with the build's backend (the embedding time alone), and the ONNX
-    backend against PyTorch on a seeded sample of the same texts (0 = all of them)."""
+    backend against PyTorch on a seeded sample of the same texts (0 = all of them).
+
+    The sample is encoded by both backends in `rounds` slices whose order alternates (build's
+    backend first, then the other first, ...), so that the machine's speed, which drifts by
+    10-25% within minutes here, weighs on both alike: one backend timed whole and then the
+    other put the drift in the ratio (0.83 in one run, 1.31 in the one before)."""
     import numpy as np
 
     from nara_kg.embedding.encoder import DEFAULT_MODEL, ONNX_BACKENDS, Embedder
@@ -56,24 +64,61 @@ def measure_embedding(
         )
 
     encode(plain, texts[:8])  # warm-up: first-call allocations stay out of the timing
+    skipped: str | None = None if onnx else "not asked for"
+    if onnx:
+        try:
+            import onnxruntime  # noqa: F401
+        except ImportError as error:
+            skipped = f"onnxruntime is not importable: {error}"
+    other_st: Any = None
+    other_backend = "torch" if backend in ONNX_BACKENDS else "onnx"
+    load_seconds = 0.0
+    if skipped is None:
+        load_started = time.perf_counter()
+        other_st = Embedder(
+            model=model, backend=other_backend, device=device, batch_size=batch_size
+        )._load()
+        load_seconds = time.perf_counter() - load_started
+        encode(other_st, texts[:8])
     rng = random.Random(seed)
     indices = list(range(len(texts)))
-    if onnx and 0 < onnx_sample < len(texts):
+    if other_st is not None and 0 < onnx_sample < len(texts):
         sample = sorted(rng.sample(indices, onnx_sample))
     else:
         sample = indices
     in_sample = set(sample)
     rest = [i for i in indices if i not in in_sample]
     log(f"plain encode of {len(texts)} texts ({backend}, batch {batch_size})")
-    before = probe()
-    started = time.perf_counter()
-    sample_vectors = encode(plain, [texts[i] for i in sample])
-    sample_seconds = time.perf_counter() - started
-    started = time.perf_counter()
-    if rest:
-        encode(plain, [texts[i] for i in rest])
-    rest_seconds = time.perf_counter() - started
-    plain_cpu = cpu_between(before, probe())
+    plain_cpu: list[dict[str, Any] | None] = []
+
+    def timed(st: Any, batch: list[str]) -> tuple[Any, float]:
+        before = probe() if st is plain else None
+        started = time.perf_counter()
+        vectors = encode(st, batch)
+        seconds = time.perf_counter() - started
+        if st is plain:
+            plain_cpu.append(cpu_between(before, probe()))
+        return vectors, seconds
+
+    # Filled slice by slice, in the sample's order.
+    sample_vectors: Any = None
+    other_vectors: Any = None
+    sample_seconds = other_seconds = 0.0
+    rounds = EMBEDDING_ROUNDS if other_st is not None else 1
+    for round_ in range(rounds):
+        rows = list(range(round_, len(sample), rounds))
+        batch = [texts[sample[row]] for row in rows]
+        pair = [plain] if other_st is None else [plain, other_st]
+        for st in pair if round_ % 2 == 0 else pair[::-1]:
+            vectors, seconds = timed(st, batch)
+            if sample_vectors is None:
+                sample_vectors = np.zeros((len(sample), vectors.shape[1]), dtype=np.float32)
+                other_vectors = np.zeros_like(sample_vectors)
+            if st is plain:
+                sample_vectors[rows], sample_seconds = vectors, sample_seconds + seconds
+            else:
+                other_vectors[rows], other_seconds = vectors, other_seconds + seconds
+    rest_seconds = timed(plain, [texts[i] for i in rest])[1] if rest else 0.0
     total = sample_seconds + rest_seconds
     tokens = sum(len(ids) for ids in plain.tokenizer([*texts], truncation=False)["input_ids"])
     out: dict[str, Any] = {
@@ -83,27 +128,11 @@ def measure_embedding(
         "batch_size": batch_size,
         "seconds": round(total, 3),
         "chunks_per_second": round(len(texts) / total, 2) if total else None,
-        "cpu": plain_cpu,
-        "onnx": None,
+        "cpu": summed_cpu(plain_cpu),
+        "onnx": None if skipped in (None, "not asked for") else {"skipped": skipped},
     }
-    if not onnx:
+    if other_st is None:
         return out
-    try:
-        import onnxruntime  # noqa: F401
-    except ImportError as error:
-        out["onnx"] = {"skipped": f"onnxruntime is not importable: {error}"}
-        return out
-    # The other backend of the pair (PyTorch, ONNX Runtime) encodes the same sample.
-    other_backend = "torch" if backend in ONNX_BACKENDS else "onnx"
-    load_started = time.perf_counter()
-    other = Embedder(model=model, backend=other_backend, device=device, batch_size=batch_size)
-    other_st = other._load()
-    load_seconds = time.perf_counter() - load_started
-    encode(other_st, texts[:8])
-    log(f"{other_backend} encode of {len(sample)} texts")
-    started = time.perf_counter()
-    other_vectors = encode(other_st, [texts[i] for i in sample])
-    other_seconds = time.perf_counter() - started
     if other_backend == "onnx":
         torch_seconds, onnx_seconds = sample_seconds, other_seconds
     else:
@@ -112,6 +141,7 @@ def measure_embedding(
     out["onnx"] = {
         "texts": len(sample),
         "build_backend": backend,
+        "rounds": rounds,
         "torch_seconds": round(torch_seconds, 3),
         "onnx_seconds": round(onnx_seconds, 3),
         "torch_chunks_per_second": round(len(sample) / torch_seconds, 2),

@@ -86,6 +86,29 @@ def cpu_between(before: Snapshot | None, after: Snapshot | None) -> dict[str, An
     }
 
 
+def summed_cpu(parts: list[dict[str, Any] | None]) -> dict[str, Any] | None:
+    """:func:`cpu_between` over several spans of time, added up (None if any span has none)."""
+    if not parts or any(part is None for part in parts):
+        return None
+    spans = [part for part in parts if part is not None]
+    total: dict[str, Any] = {}
+    for name in (
+        "wall_seconds",
+        "process_cpu_seconds",
+        "neo4j_cpu_seconds",
+        "other_processes_cpu_seconds",
+        "steal_seconds",
+    ):
+        values = [span[name] for span in spans]
+        total[name] = None if None in values else rounded(sum(values))
+    capacity = (total["wall_seconds"] or 0.0) * (os.cpu_count() or 1)
+    others = total["other_processes_cpu_seconds"]
+    total["other_processes_share"] = (
+        rounded(others / capacity, 3) if capacity and others is not None else None
+    )
+    return {name: total[name] for name in spans[0]}
+
+
 class Sampler(threading.Thread):
     """Snapshots every `interval` seconds in the background, so that peak RSS and CPU can be
     attributed to each step of a run afterwards (by the steps' event timestamps)."""
