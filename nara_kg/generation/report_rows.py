@@ -183,11 +183,14 @@ def _report_code_digest() -> str:
     return digest.hexdigest()
 
 
+#: One encoder for every row (json.dumps with options builds one per call).
+_ROW_ENCODER = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+)
+
+
 def _canonical_rows(rows: Iterable[Mapping[str, Any]]) -> list[str]:
-    return sorted(
-        json.dumps(row, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-        for row in rows
-    )
+    return sorted(map(_ROW_ENCODER.encode, rows))
 
 
 def report_input_key(
@@ -206,20 +209,24 @@ def report_input_key(
     make (sub-reports enter by their context keys; the code by a digest of its modules). Rows
     enter in a canonical order: the graph returns them in its store's order, which differs
     between a graph built from scratch and the same graph updated, and the context does not
-    depend on it."""
-    material = [
-        _report_code_digest(),
-        generator,
-        counter_key,
-        token_budget,
-        [community["id"], community["level"], community["size"], sorted(community["children"])],
-        _canonical_rows(members),
-        _canonical_rows(relationships),
-        sorted(totals.items()),
-        sorted(sub_report_keys.items()),
-    ]
-    encoded = json.dumps(material, separators=(",", ":"), ensure_ascii=False, default=str)
-    return hashlib.sha256(encoded.encode("utf-8")).hexdigest()
+    depend on it. Each part is hashed as one JSON line (JSON escapes every newline), rows one
+    by one: the rows' text is serialized once, not again inside one document."""
+    digest = hashlib.sha256()
+
+    def part(value: Any) -> None:
+        digest.update(_ROW_ENCODER.encode(value).encode("utf-8"))
+        digest.update(b"\n")
+
+    part([_report_code_digest(), generator, counter_key, token_budget])
+    part([community["id"], community["level"], community["size"], sorted(community["children"])])
+    for rows in (members, relationships):
+        part(len(rows))
+        for line in _canonical_rows(rows):
+            digest.update(line.encode("utf-8"))
+            digest.update(b"\n")
+    part(sorted(totals.items()))
+    part(sorted(sub_report_keys.items()))
+    return digest.hexdigest()
 
 
 def summary_embedding_text(report: CommunityReport) -> str:
