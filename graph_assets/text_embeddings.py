@@ -54,7 +54,8 @@ def text_embeddings(
             layout=paths.layout,
             log=context.log.info,
         )
-        indexes.start_vector_index(driver, database, embedder.dimension)
+        # The width was checked before the writes: only a missing index is created here.
+        indexes.create_vector_index(driver, database, embedder.dimension)
         indexes.start_fulltext_index(driver, database)
     return dg.MaterializeResult(
         metadata={

@@ -63,6 +63,12 @@ def start_vector_index(driver: Driver, database: str, dimensions: int) -> None:
     """Create `texts_from_records` if it is missing (or of another width), without waiting:
     Neo4j populates a new index in the background."""
     drop_vector_index_of_other_width(driver, database, dimensions)
+    create_vector_index(driver, database, dimensions)
+
+
+def create_vector_index(driver: Driver, database: str, dimensions: int) -> None:
+    """`texts_from_records` if no index of that name exists (whatever its width), without
+    waiting; :func:`drop_vector_index_of_other_width` first where the width may be stale."""
     write_one(
         driver,
         database,
