@@ -44,8 +44,8 @@ def local_queries(data_dir: Path, work_dir: Path, count: int, seed: int) -> list
                 if entry.get("mode", "local") == "local":
                     queries.append(entry["question"])
     titles = []
-    for row in iter_chunks(WorkLayout(work_dir), [Col.CHUNK_SEQ_ID, Col.PROPS, Col.IS_STUB]):
-        if row[Col.CHUNK_SEQ_ID] == 0 and not row[Col.IS_STUB]:
+    for row in iter_chunks(WorkLayout(work_dir), [Col.PROPS, Col.IS_STUB], first_only=True):
+        if not row[Col.IS_STUB]:
             props = json.loads(row[Col.PROPS])
             title = props.get("title") or props.get("heading")
             if title:

@@ -167,7 +167,7 @@ def _aliases(layout: WorkLayout) -> dict[int, int]:
     return read_aliases(layout) if layout.aliases.exists() else {}
 
 
-_RECORD_COLUMNS: Final = [Col.NA_ID, Col.CHUNK_SEQ_ID, Col.NODE_TYPE, Col.PROPS, Col.REFERENCES]
+_RECORD_COLUMNS: Final = [Col.NA_ID, Col.NODE_TYPE, Col.PROPS, Col.REFERENCES]
 _LINK_COLUMNS: Final = [Col.CHUNK_ID, Col.NA_ID, Col.TEXT, Col.ROW_HASH]
 
 
@@ -178,9 +178,7 @@ def _records_and_linker(
     without their text, so memory follows the number of records, not of chunk bytes)."""
     records: dict[int, _Record] = {}
     authority_rows: list[dict[str, Any]] = []
-    for row in iter_chunks(layout, _RECORD_COLUMNS):
-        if row[Col.CHUNK_SEQ_ID] != 0:
-            continue
+    for row in iter_chunks(layout, _RECORD_COLUMNS, first_only=True):
         props = json.loads(row[Col.PROPS])
         is_authority = row[Col.NODE_TYPE] in AUTHORITY_TYPES
         if is_authority:

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from nara_kg.ingest.chunking import (
     HeaderFields,
@@ -26,7 +28,7 @@ from nara_kg.ingest.chunking import (
 )
 from nara_kg.ingest.inputs import InputFile
 from nara_kg.ingest.layout import WorkLayout
-from nara_kg.ingest.records import iter_rows
+from nara_kg.ingest.records import BATCH_ROWS, iter_rows
 from nara_kg.ingest.stages.common import Log, quiet, read_json, write_json, write_table
 from nara_kg.ingest.stages.record_selection import chosen_rows_by_file
 from nara_kg.model.edges import RecordLinks
@@ -316,15 +318,29 @@ def chunk_records(
     return result
 
 
-def iter_chunks(layout: WorkLayout, columns: list[str] | None = None) -> Iterator[dict[str, Any]]:
-    """The chunks of the chosen rows (one per naId), file by file in selection order."""
+def iter_chunks(
+    layout: WorkLayout, columns: list[str] | None = None, *, first_only: bool = False
+) -> Iterator[dict[str, Any]]:
+    """The chunks of the chosen rows (one per naId), file by file in selection order; with
+    `first_only`, each record's first chunk alone. Rows are chosen in Arrow before they become
+    Python objects: most rows of a part are not wanted (other copies of a record, continuation
+    chunks), and turning them into dicts to drop them was most of the read."""
     wanted_columns = None if columns is None else sorted({*columns, Col.RECORD_ROW})
+    if wanted_columns is not None and first_only and Col.CHUNK_SEQ_ID not in wanted_columns:
+        wanted_columns.append(Col.CHUNK_SEQ_ID)
     for file_id, rows in chosen_rows_by_file(layout):
         if not rows:
             continue
-        for row in iter_rows(layout.chunk_part(file_id), wanted_columns):
-            if row[Col.RECORD_ROW] in rows:
-                yield row if columns is None else {k: row[k] for k in columns}
+        chosen = pa.array(sorted(rows), type=pa.int64())
+        parquet = pq.ParquetFile(layout.chunk_part(file_id))
+        for batch in parquet.iter_batches(batch_size=BATCH_ROWS, columns=wanted_columns):
+            keep = pc.is_in(batch.column(Col.RECORD_ROW), value_set=chosen)
+            if first_only:
+                keep = pc.and_(keep, pc.equal(batch.column(Col.CHUNK_SEQ_ID), 0))
+            kept = batch.filter(keep)
+            if columns is not None:
+                kept = kept.select(columns)
+            yield from kept.to_pylist()
 
 
 def chunk_parts(layout: WorkLayout) -> list[Path]:
@@ -336,10 +352,10 @@ def record_links(layout: WorkLayout) -> list[RecordLinks]:
     """One entry per chosen record, from the first chunks."""
     links = []
     for row in iter_chunks(
-        layout, [Col.NA_ID, Col.CHUNK_SEQ_ID, Col.CHUNK_COUNT, Col.PARENT_NA_ID, Col.REFERENCES]
+        layout,
+        [Col.NA_ID, Col.CHUNK_COUNT, Col.PARENT_NA_ID, Col.REFERENCES],
+        first_only=True,
     ):
-        if row[Col.CHUNK_SEQ_ID] != 0:
-            continue
         references = tuple((rel, int(na_id)) for rel, na_id, *_ in json.loads(row[Col.REFERENCES]))
         links.append(
             RecordLinks(

@@ -1,0 +1,79 @@
+"""iter_chunks yields exactly the chunks of the chosen rows, in selection order, whether it
+reads every chunk or the first ones alone, and record_links reads the first chunks alone."""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow.parquet as pq
+import pytest
+
+from nara_kg.demo import generate_demo_data
+from nara_kg.embedding.standin import StandinEmbedder
+from nara_kg.ingest.layout import WorkLayout
+from nara_kg.ingest.stages.chunks import chunk_records, iter_chunks, record_links
+from nara_kg.ingest.stages.raw_jsonl import scan_inputs
+from nara_kg.ingest.stages.record_selection import (
+    chosen_rows_by_file,
+    parse_inputs,
+    select_live_records,
+)
+from nara_kg.model.tables import Col
+
+
+@pytest.fixture(scope="module")
+def layout(tmp_path_factory: pytest.TempPathFactory) -> WorkLayout:
+    root = tmp_path_factory.mktemp("iter_chunks")
+    data = root / "data"
+    generate_demo_data(data, records=150, seed=5)
+    layout = WorkLayout(root / "work")
+    layout.ensure()
+    files = scan_inputs(data, layout)
+    parse_inputs(data, files, layout)
+    embedder = StandinEmbedder()
+    chunk_records(
+        files,
+        layout,
+        count_tokens=embedder.count_tokens,
+        max_tokens=embedder.max_tokens,
+        chunker_key=embedder.key,
+    )
+    select_live_records(data, layout)
+    return layout
+
+
+def _expected(layout: WorkLayout) -> list[dict[str, object]]:
+    """Every row of every chunk part, kept when its record row is chosen: the plain reading."""
+    rows = []
+    for file_id, chosen in chosen_rows_by_file(layout):
+        for row in pq.read_table(layout.chunk_part(file_id)).to_pylist():
+            if row[Col.RECORD_ROW] in chosen:
+                rows.append(row)
+    return rows
+
+
+def test_every_chosen_chunk_in_selection_order(layout: WorkLayout) -> None:
+    expected = _expected(layout)
+    all_rows = sum(
+        pq.read_metadata(layout.chunk_part(f)).num_rows for f, _ in chosen_rows_by_file(layout)
+    )
+    # Some rows are not chosen (other copies of a record), so the filter has work to do.
+    assert 0 < len(expected) < all_rows
+    assert list(iter_chunks(layout)) == expected
+    columns = [Col.CHUNK_ID, Col.NA_ID]
+    assert list(iter_chunks(layout, columns)) == [{c: r[c] for c in columns} for r in expected]
+
+
+def test_first_only_keeps_each_records_first_chunk(layout: WorkLayout) -> None:
+    expected = [r for r in _expected(layout) if r[Col.CHUNK_SEQ_ID] == 0]
+    assert len(expected) < len(_expected(layout))  # some records have several chunks
+    columns = [Col.NA_ID, Col.TEXT]
+    firsts = list(iter_chunks(layout, columns, first_only=True))
+    assert firsts == [{c: r[c] for c in columns} for r in expected]
+    assert len({r[Col.NA_ID] for r in firsts}) == len(firsts)
+    links = record_links(layout)
+    assert [link.na_id for link in links] == [r[Col.NA_ID] for r in expected]
+    assert [link.references for link in links] == [
+        tuple((rel, int(na_id)) for rel, na_id, *_ in json.loads(str(r[Col.REFERENCES])))
+        for r in expected
+    ]
