@@ -100,7 +100,8 @@ RETURN gds.graph.project(
 #: back as one parameter, which the server holds whole in its heap (7.4 rows per record).
 ROWS_SENT_BACK_AT_MOST = 1_000_000
 
-#: The communities in the graph, their members' hashes and how many records point at one.
+#: The communities in the graph, their members' hashes, how many records point at one and how
+#: many communities at a parent.
 COMMUNITY_STATE = f"""
 MATCH (c:{Label.COMMUNITY})
 WITH c ORDER BY c.{CommunityProp.ID}
@@ -109,14 +110,25 @@ CALL () {{
   MATCH (:{Label.CHUNK})-[r:{Rel.IN_COMMUNITY}]->(:{Label.COMMUNITY})
   RETURN count(r) AS members
 }}
-RETURN communities, members
+CALL () {{
+  MATCH (:{Label.COMMUNITY})-[r:{Rel.IN_COMMUNITY}]->(:{Label.COMMUNITY})
+  RETURN count(r) AS parentLinks
+}}
+RETURN communities, members, parentLinks
 """
 
 UPSERT_COMMUNITIES = f"""
 UNWIND $rows AS row
 MERGE (c:{Label.COMMUNITY} {{{CommunityProp.ID}: row.id}})
-SET c.{CommunityProp.LEVEL} = row.level, c.{CommunityProp.SIZE} = row.size,
-    c.{CommunityProp.MEMBER_HASH} = row.memberHash
+SET c.{CommunityProp.LEVEL} = row.level, c.{CommunityProp.SIZE} = row.size
+"""
+
+#: Written after the memberships, so that a hash on a node says its members are written: a run
+#: stopped half-way leaves the old hashes, and the next one compares memberships again.
+SET_MEMBER_HASHES = f"""
+UNWIND $rows AS row
+MATCH (c:{Label.COMMUNITY} {{{CommunityProp.ID}: row.id}})
+SET c.{CommunityProp.MEMBER_HASH} = row.memberHash
 """
 
 DELETE_STALE_COMMUNITIES = f"""
@@ -200,10 +212,30 @@ def leiden_input_digest(rows: Sequence[Sequence[Any]]) -> str:
     return _digest([LEIDEN_CONFIG, rows])
 
 
+def community_state(driver: Driver, database: str) -> dict[str, Any]:
+    """The Community nodes' ids and member hashes (`communities`, by id) and the numbers of
+    memberships (`members`) and of parent links (`parentLinks`) in the graph now."""
+    state: dict[str, Any] = dict(read_all(driver, database, COMMUNITY_STATE)[0])
+    return state
+
+
 def community_state_digest(driver: Driver, database: str) -> str:
     """A digest of the Community nodes and memberships in the graph now."""
-    state = read_all(driver, database, COMMUNITY_STATE)[0]
-    return _digest([state["communities"], state["members"]])
+    state = community_state(driver, database)
+    return _digest([state["communities"], state["members"], state["parentLinks"]])
+
+
+def hierarchy_is_written(
+    state: dict[str, Any], hierarchy: Hierarchy, member_hashes: dict[str, str]
+) -> bool:
+    """Whether the graph holds `hierarchy` already, judged from :func:`community_state`: every
+    community with its members' hash (written only once its memberships were) and no other,
+    and as many memberships and parent links as the hierarchy has."""
+    return (
+        dict(map(tuple, state["communities"])) == member_hashes
+        and state["members"] == len(hierarchy.finest)
+        and state["parentLinks"] == sum(1 for c in hierarchy.communities.values() if c.parent)
+    )
 
 
 def projection_exists(gds: GraphDataScience) -> bool:
@@ -269,19 +301,26 @@ def run_leiden(
 def write_hierarchy(
     driver: Driver, database: str, hierarchy: Hierarchy, member_hashes: dict[str, str]
 ) -> dict[str, int]:
-    """Make Community nodes and IN_COMMUNITY relationships equal `hierarchy`, by difference."""
-    for statement in COMMUNITY_SCHEMA:
-        write_one(driver, database, statement)
-    rows = [
-        {"id": c.id, "level": c.level, "size": c.size, "memberHash": member_hashes[c.id]}
-        for c in hierarchy.communities.values()
-    ]
-    write_batches(driver, database, UPSERT_COMMUNITIES, rows)
-    write_one(driver, database, DELETE_STALE_COMMUNITIES, ids=list(hierarchy.communities))
+    """Make Community nodes and IN_COMMUNITY relationships equal `hierarchy`, by difference.
+    When the graph's communities carry the hierarchy's member hashes and its numbers of
+    memberships (Leiden ran again on changed weights and found the same communities), the
+    memberships are not read back."""
     desired_members = {(f"{na_id}-0", cid) for na_id, cid in hierarchy.finest.items()}
     desired_parents = {
         (f"community:{c.id}", c.parent) for c in hierarchy.communities.values() if c.parent
     }
+    if hierarchy_is_written(community_state(driver, database), hierarchy, member_hashes):
+        return {
+            "memberships": len(desired_members),
+            "parent_links": len(desired_parents),
+            "added": 0,
+            "removed": 0,
+        }
+    for statement in COMMUNITY_SCHEMA:
+        write_one(driver, database, statement)
+    rows = [{"id": c.id, "level": c.level, "size": c.size} for c in hierarchy.communities.values()]
+    write_batches(driver, database, UPSERT_COMMUNITIES, rows)
+    write_one(driver, database, DELETE_STALE_COMMUNITIES, ids=list(hierarchy.communities))
     current = {
         (r["member"], r["community"]) for r in read_all(driver, database, EXISTING_MEMBERSHIP)
     }
@@ -296,6 +335,12 @@ def write_hierarchy(
         database,
         ADD_PARENTS,
         [[m.removeprefix("community:"), c] for m, c in sorted(desired_parents - current)],
+    )
+    write_batches(
+        driver,
+        database,
+        SET_MEMBER_HASHES,
+        [{"id": cid, "memberHash": digest} for cid, digest in member_hashes.items()],
     )
     return {
         "memberships": len(desired_members),

@@ -185,3 +185,49 @@ def test_leiden_is_skipped_only_while_its_input_and_the_communities_are_unchange
     neo4j_driver.execute_query("MATCH (:Chunk {naId: 99})-[r:IN_COMMUNITY]->() DELETE r")
     assert detect().leiden_ran
     assert 99 in membership(neo4j_driver)
+
+
+def test_memberships_are_read_back_only_when_the_graph_may_differ(
+    neo4j_driver: Any, gds: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nara_kg.graph import communities as community_cypher
+
+    make_graph(neo4j_driver)
+    build_communities.detect_communities(neo4j_driver, "neo4j", gds)
+    members = membership(neo4j_driver)
+    reads: list[str] = []
+    real_read_all = community_cypher.read_all
+
+    def spying_read_all(driver: Any, database: str, query: str, **params: Any) -> Any:
+        reads.append(query)
+        return real_read_all(driver, database, query, **params)
+
+    monkeypatch.setattr(community_cypher, "read_all", spying_read_all)
+
+    # Leiden runs again (no state kept) and finds the same communities: nothing is read back.
+    again = build_communities.detect_communities(neo4j_driver, "neo4j", gds)
+    assert community_cypher.EXISTING_MEMBERSHIP not in reads
+    assert again.write["added"] == again.write["removed"] == 0
+    assert membership(neo4j_driver) == members
+
+    # A membership lost: the counts differ, so the memberships are compared and it comes back.
+    neo4j_driver.execute_query("MATCH (:Chunk {naId: 3})-[r:IN_COMMUNITY]->() DELETE r")
+    reads.clear()
+    restored = build_communities.detect_communities(neo4j_driver, "neo4j", gds)
+    assert community_cypher.EXISTING_MEMBERSHIP in reads
+    assert restored.write["added"] == 1
+    assert membership(neo4j_driver) == members
+
+    # A run stopped before its hashes were written leaves other hashes: compared again.
+    neo4j_driver.execute_query(
+        "MATCH (c:Community) WITH c LIMIT 1 SET c.memberHash = 'from a stopped run'"
+    )
+    reads.clear()
+    build_communities.detect_communities(neo4j_driver, "neo4j", gds)
+    assert community_cypher.EXISTING_MEMBERSHIP in reads
+    assert (
+        scalar(
+            neo4j_driver, "MATCH (c:Community {memberHash: 'from a stopped run'}) RETURN count(c)"
+        )
+        == 0
+    )
