@@ -30,6 +30,7 @@ from nara_kg.generation.report_context import ReportContext
 from nara_kg.generation.report_parse import ReportFormatError, parse_report
 from nara_kg.generation.report_prompts import format_report_prompt
 from nara_kg.generation.report_rows import (
+    MemberLines,
     MentionTotals,
     context_from_rows,
     mention_totals,
@@ -287,6 +288,9 @@ def _generate_all(
     rows: list[dict[str, Any]] = []
     #: each record's relationships, read at the finest level and reused at the coarser ones
     relationships = report_cypher.OutgoingRelationships()
+    #: each record's member row and its key line, read and encoded once, at its finest level
+    known_members = report_cypher.KnownMembers()
+    member_lines = MemberLines()
     communities = report_cypher.communities(driver, database)
     generator = describe(llm)
     position = 0
@@ -304,7 +308,9 @@ def _generate_all(
                 and len(done[c["children"][0]][1]) == int(c["size"] or 0)
             }
             to_read = [c["id"] for c in batch if c["id"] not in copies]
-            members_of = report_cypher.members_of_many(driver, database, to_read)
+            members_of = report_cypher.members_of_many(
+                driver, database, to_read, known=known_members
+            )
             relationships_of = report_cypher.relationships_within(
                 driver,
                 database,
@@ -353,6 +359,7 @@ def _generate_all(
                         relationships=relationships_of[community_id],
                         totals=totals,
                         sub_report_keys={c: context_keys.get(c) for c in community["children"]},
+                        member_lines=member_lines,
                     )
                     stored = None if force else _stored_report(community, input_key)
                     if stored is not None:

@@ -193,6 +193,26 @@ def _canonical_rows(rows: Iterable[Mapping[str, Any]]) -> list[str]:
     return sorted(map(_ROW_ENCODER.encode, rows))
 
 
+class MemberLines:
+    """Each member row's JSON line for :func:`report_input_key`, encoded once per run: a record
+    is a member at every level, and encoding its text again at each level was most of keying
+    the coarse communities. Rows are told apart by naId, so one instance serves one run (within
+    which a record's row does not change)."""
+
+    def __init__(self) -> None:
+        self._lines: dict[int, str] = {}
+
+    def of(self, rows: Iterable[Mapping[str, Any]]) -> list[str]:
+        lines = []
+        for row in rows:
+            na_id = int(row["naId"])
+            line = self._lines.get(na_id)
+            if line is None:
+                line = self._lines[na_id] = _ROW_ENCODER.encode(row)
+            lines.append(line)
+        return lines
+
+
 def report_input_key(
     *,
     generator: str,
@@ -203,6 +223,7 @@ def report_input_key(
     relationships: Sequence[Mapping[str, Any]],
     totals: MentionTotals,
     sub_report_keys: Mapping[str, str | None],
+    member_lines: MemberLines | None = None,
 ) -> str:
     """A hash of everything :func:`context_from_rows` and the report are made from: when a
     community's key is what its node holds, the report on the node is the one a new run would
@@ -210,7 +231,8 @@ def report_input_key(
     enter in a canonical order: the graph returns them in its store's order, which differs
     between a graph built from scratch and the same graph updated, and the context does not
     depend on it. Each part is hashed as one JSON line (JSON escapes every newline), rows one
-    by one: the rows' text is serialized once, not again inside one document."""
+    by one: the rows' text is serialized once, not again inside one document. `member_lines`
+    keeps the members' lines between the calls of one run."""
     digest = hashlib.sha256()
 
     def part(value: Any) -> None:
@@ -219,9 +241,10 @@ def report_input_key(
 
     part([_report_code_digest(), generator, counter_key, token_budget])
     part([community["id"], community["level"], community["size"], sorted(community["children"])])
-    for rows in (members, relationships):
+    member_rows = sorted(member_lines.of(members)) if member_lines else _canonical_rows(members)
+    for rows, lines in ((members, member_rows), (relationships, _canonical_rows(relationships))):
         part(len(rows))
-        for line in _canonical_rows(rows):
+        for line in lines:
             digest.update(line.encode("utf-8"))
             digest.update(b"\n")
     part(sorted(totals.items()))

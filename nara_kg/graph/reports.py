@@ -54,6 +54,21 @@ MATCH (m:{Label.CHUNK})-[:{Rel.IN_COMMUNITY}*1..12]->(c)
 RETURN id, collect({_MEMBER}) AS members
 """
 
+#: :data:`MEMBERS_OF_MANY` without the rows: each community's members' naIds.
+MEMBER_IDS_OF_MANY = f"""
+UNWIND $ids AS id
+MATCH (c:{Label.COMMUNITY} {{{_C.ID}: id}})
+MATCH (m:{Label.CHUNK})-[:{Rel.IN_COMMUNITY}*1..12]->(c)
+RETURN id, collect(m.{Prop.NA_ID}) AS naIds
+"""
+
+#: The member rows of the given records (members are first chunks).
+MEMBER_ROWS = f"""
+UNWIND $naIds AS id
+MATCH (m:{Label.CHUNK} {{{Prop.CHUNK_ID}: toString(id) + '-0'}})
+RETURN {_MEMBER} AS member
+"""
+
 #: The `$limit` members of highest degree of each community, without their text: what the
 #: provenance of a global answer shows (fetching every member's text cost most of the answer).
 TOP_MEMBERS_OF_MANY = f"""
@@ -165,12 +180,45 @@ def members(driver: Driver, database: str, community_id: str) -> Sequence[dict[s
     return [row["member"] for row in read_all(driver, database, MEMBERS, id=community_id)]
 
 
+@dataclass
+class KnownMembers:
+    """Member rows read once per run: Leiden's levels nest, so every level's communities hold
+    the same records, and reading each level's members with their text read every record's row
+    once per level. Coarser levels read their members' naIds and only the rows not read yet
+    (records that joined a community at that level)."""
+
+    rows: dict[int, dict[str, Any]] = field(default_factory=dict)
+
+    def of_many(
+        self, driver: Driver, database: str, community_ids: Sequence[str]
+    ) -> dict[str, list[dict[str, Any]]]:
+        found = {
+            row["id"]: [int(na_id) for na_id in row["naIds"]]
+            for row in read_values(driver, database, MEMBER_IDS_OF_MANY, ids=list(community_ids))
+        }
+        missing = sorted({n for na_ids in found.values() for n in na_ids} - self.rows.keys())
+        if missing:
+            for row in read_values(driver, database, MEMBER_ROWS, naIds=missing):
+                member = row["member"]
+                self.rows[int(member["naId"])] = member
+        return {
+            community_id: [self.rows[n] for n in found.get(community_id, []) if n in self.rows]
+            for community_id in community_ids
+        }
+
+
 def members_of_many(
-    driver: Driver, database: str, community_ids: Sequence[str]
+    driver: Driver,
+    database: str,
+    community_ids: Sequence[str],
+    known: KnownMembers | None = None,
 ) -> dict[str, list[dict[str, Any]]]:
-    """Members per community id, for many communities in one query."""
+    """Members per community id, for many communities in one query; with `known`, each
+    record's row is read once across calls (:class:`KnownMembers`)."""
     if not community_ids:
         return {}
+    if known is not None:
+        return known.of_many(driver, database, community_ids)
     rows = read_values(driver, database, MEMBERS_OF_MANY, ids=list(community_ids))
     found = {row["id"]: list(row["members"]) for row in rows}
     return {community_id: found.get(community_id, []) for community_id in community_ids}

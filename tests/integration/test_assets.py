@@ -259,6 +259,17 @@ def test_batched_context_reads_match_one_community_at_a_time(
         assert sorted(many[community_id], key=key) == sorted(
             report_cypher.members(neo4j_driver, db, community_id), key=key
         )
+    # Level by level, finest first, with the rows read once per run: the same members.
+    known = report_cypher.KnownMembers()
+    levels = sorted({int(cid.split("-")[0]) for cid in ids})
+    for level in levels:
+        of_level = [cid for cid in ids if cid.startswith(f"{level}-")]
+        before = len(known.rows)
+        by_level = report_cypher.members_of_many(neo4j_driver, db, of_level, known=known)
+        for community_id in of_level:
+            assert sorted(by_level[community_id], key=key) == sorted(many[community_id], key=key)
+        if level > levels[0]:  # coarser levels read only the records that joined there
+            assert len(known.rows) - before < sum(len(by_level[c]) for c in of_level)
     # The provenance of a global answer: the top members by degree, as the full list ranks them.
     top = report_cypher.top_members_of_many(neo4j_driver, db, ids, 3)
     for community_id in ids:

@@ -11,7 +11,7 @@ import pytest
 
 import nara_kg.generation.generate as generate
 from nara_kg.generation.llm import ExtractiveLLM
-from nara_kg.generation.report_rows import report_input_key
+from nara_kg.generation.report_rows import MemberLines, report_input_key
 from tests.unit.test_report_mention_totals import COMMUNITIES, FakeReports, WordCounter
 
 #: 1-y has the same members as its only sub-community 0-c: it is a copy, never keyed.
@@ -41,8 +41,10 @@ class StoredReports(FakeReports):
             for c in COMMUNITIES
         ]
 
-    def members_of_many(self, driver: Any, database: str, ids: list[str]) -> dict[str, Any]:
-        members = super().members_of_many(driver, database, ids)
+    def members_of_many(
+        self, driver: Any, database: str, ids: list[str], known: Any = None
+    ) -> dict[str, Any]:
+        members = super().members_of_many(driver, database, ids, known)
         for rows in members.values():
             for row in rows:
                 row["text"] = self.texts.get(row["naId"], row["text"])
@@ -180,6 +182,31 @@ def test_the_input_key_covers_each_input() -> None:
     }
     for name, value in changes.items():
         assert report_input_key(**{**base, name: value}) != key, name
+
+
+def test_member_lines_kept_between_levels_give_the_same_keys() -> None:
+    """A run encodes each member's line once and reuses it at the coarser levels: the keys are
+    those computed from the rows themselves, and a changed row is a changed key."""
+    rows = [{"naId": n, "title": f"T{n}", "text": f"text {n}", "degree": n} for n in (3, 1, 2)]
+
+    def key(members: list[dict[str, Any]], lines: MemberLines | None) -> str:
+        return report_input_key(
+            generator="extractive",
+            counter_key="model|onnx",
+            token_budget=1_200,
+            community={"id": "1-a", "level": 1, "size": len(members), "children": []},
+            members=members,
+            relationships=[],
+            totals={},
+            sub_report_keys={},
+            member_lines=lines,
+        )
+
+    lines = MemberLines()
+    assert key(rows[:2], lines) == key(rows[:2], None)  # the finest level encodes 3 and 1
+    assert key(list(reversed(rows)), lines) == key(rows, None)  # reused, in canonical order
+    changed = [{**rows[0], "text": "edited"}, *rows[1:]]
+    assert key(changed, MemberLines()) == key(changed, None) != key(rows, None)
 
 
 def test_a_run_that_keeps_reports_keeps_the_token_counts_their_rows_had(

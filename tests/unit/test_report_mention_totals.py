@@ -46,7 +46,11 @@ class FakeReports:
     def communities(self, driver: Any, database: str) -> list[dict[str, Any]]:
         return COMMUNITIES
 
-    def members_of_many(self, driver: Any, database: str, ids: list[str]) -> dict[str, Any]:
+    KnownMembers = report_cypher.KnownMembers
+
+    def members_of_many(
+        self, driver: Any, database: str, ids: list[str], known: Any = None
+    ) -> dict[str, Any]:
         return {
             cid: [
                 {
