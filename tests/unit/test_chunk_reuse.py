@@ -10,6 +10,7 @@ import pyarrow.parquet as pq
 
 from nara_kg.demo import generate_demo_data
 from nara_kg.embedding.standin import StandinEmbedder
+from nara_kg.ingest.inputs import file_id_of
 from nara_kg.ingest.layout import WorkLayout
 from nara_kg.ingest.stages.chunks import ChunkResult, chunk_records
 from nara_kg.ingest.stages.raw_jsonl import scan_inputs
@@ -121,3 +122,23 @@ def test_batch_counted_tokens_give_the_same_parts_with_few_single_counts(tmp_pat
     assert sum(batched.batches) > 0.9 * len(one_by_one.counted)
     # Only what chunking splits further (a part over the token budget) is counted alone.
     assert len(batched.counted) < 0.1 * len(one_by_one.counted)
+
+
+def test_a_previous_part_with_other_columns_is_chunked_again_whole(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    generate_demo_data(data, records=120, seed=4)
+    layout = WorkLayout(tmp_path / "work")
+    layout.ensure()
+    _chunk(data, layout, CountingEmbedder())
+    expected = _parts(layout)
+    target = max(
+        (p for p in data.rglob("*.jsonl") if p.parent != data), key=lambda p: p.stat().st_size
+    )
+    # The part of that file as an older version might have written it: a column short.
+    part = layout.chunk_part(file_id_of(target.relative_to(data).as_posix()))
+    pq.write_table(pq.read_table(part).drop_columns([Col.TOKENS]), part)
+    target.write_text(target.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+
+    second = _chunk(data, layout, CountingEmbedder())
+    assert second.parts_chunked == 1 and second.records_reused == 0
+    assert _parts(layout) == expected

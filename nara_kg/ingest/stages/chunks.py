@@ -197,20 +197,46 @@ def _record_key(record: dict[str, Any]) -> str:
     return hashlib.sha256(pickle.dumps(record, protocol=5)).hexdigest()[:32]
 
 
-def _previous_rows(
+_PREVIEW_COLUMNS = (Col.CHUNK_ID, Col.NODE_TYPE, Col.TOKENS, Col.TEXT)
+
+
+@dataclass
+class _PreviousPart:
+    """The file's previous chunk part, kept as Arrow: a changed file re-chunks only its changed
+    records (tokenizing is most of this stage's time), and the other records' rows are taken
+    from here by index, never turned into Python objects (converting every row of a part to
+    dicts and back was most of re-chunking a file with one changed record)."""
+
+    table: pa.Table
+    #: record key -> indexes of its rows in `table`
+    rows_of: dict[str, list[int]]
+    embed: list[bool]
+    tokens: list[int]
+    is_stub: list[bool]
+
+
+def _previous_part(
     layout: WorkLayout, file_id: str, known: dict[str, Any] | None, chunker: str
-) -> dict[str, list[dict[str, Any]]]:
-    """The chunk rows of the file's previous part, by record key, when that part was made by
-    the same chunker: a changed file re-chunks only its changed records (tokenizing is most of
-    this stage's time)."""
+) -> _PreviousPart | None:
+    """The previous part, when it was made by the same chunker."""
     path = layout.chunk_part(file_id)
     if known is None or known.get("chunker") != chunker or not path.exists():
-        return {}
+        return None
     keys: list[str] = known.get("record_keys") or []
-    by_row: dict[int, list[dict[str, Any]]] = {}
-    for row in iter_rows(path):
-        by_row.setdefault(row[Col.RECORD_ROW], []).append(row)
-    return {key: by_row[index] for index, key in enumerate(keys) if index in by_row}
+    try:
+        table = pq.read_table(path).select(CHUNK_SCHEMA.names).cast(CHUNK_SCHEMA)
+    except (KeyError, pa.ArrowInvalid):  # a part written with other columns: chunk it all again
+        return None
+    by_row: dict[int, list[int]] = {}
+    for index, record_row in enumerate(table[Col.RECORD_ROW].to_pylist()):
+        by_row.setdefault(record_row, []).append(index)
+    return _PreviousPart(
+        table,
+        {key: by_row[index] for index, key in enumerate(keys) if index in by_row},
+        table[Col.EMBED].to_pylist(),
+        table[Col.TOKENS].to_pylist(),
+        table[Col.IS_STUB].to_pylist(),
+    )
 
 
 def chunk_file(
@@ -234,45 +260,76 @@ def chunk_file(
     known = read_json(layout.chunk_stats(file.file_id))
     if not force and known is not None and known.get("key") == key and path.exists():
         return dict(known["stats"]), False
-    previous = {} if force else _previous_rows(layout, file.file_id, known, chunker)
+    previous = None if force else _previous_part(layout, file.file_id, known, chunker)
+    reusable = previous.rows_of if previous is not None else {}
     stats: dict[str, Any] = dict.fromkeys(_STAT_FIELDS, 0)
     stats["records_reused"] = 0
     by_type: Counter[str] = Counter()
     max_seen = 0
-    out_rows: list[dict[str, Any]] = []
+    #: The part's rows in order: an index into the previous part, or into `fresh` after it.
+    order: list[int] = []
+    record_rows: list[int] = []
+    fresh: list[dict[str, Any]] = []
+    offset = previous.table.num_rows if previous is not None else 0
     record_keys: list[str] = []
     records = iter_rows(layout.parsed_part(file.file_id))
+
+    def count_row(embed: bool, tokens: int, is_stub: bool, row: Any) -> None:
+        nonlocal max_seen
+        stats["embedded_chunks"] += int(embed)
+        max_seen = max(max_seen, tokens)
+        if preview is not None and len(preview) < preview_rows and not is_stub:
+            values = row() if callable(row) else row
+            preview.append(
+                {k: values[k] for k in (Col.CHUNK_ID, Col.NODE_TYPE, Col.TOKENS, Col.TEXT)}
+            )
+
     while window := list(islice(records, COUNT_WINDOW)):
         keys = [_record_key(record) for record in window]
         record_keys.extend(keys)
         counter = count_tokens
         if count_tokens_many is not None:
-            to_chunk = [r for r, k in zip(window, keys, strict=True) if k not in previous]
+            to_chunk = [r for r, k in zip(window, keys, strict=True) if k not in reusable]
             counter = _counter_for(to_chunk, count_tokens, count_tokens_many)
         first_row = len(record_keys) - len(window)
         for row_index, (record, record_key) in enumerate(zip(window, keys, strict=True), first_row):
-            reused = previous.get(record_key)
-            if reused is not None:
-                rows = [{**row, Col.RECORD_ROW: row_index} for row in reused]
+            reused = reusable.get(record_key)
+            if reused is not None and previous is not None:
                 stats["records_reused"] += 1
+                for index in reused:
+                    count_row(
+                        previous.embed[index],
+                        previous.tokens[index],
+                        previous.is_stub[index],
+                        lambda i=index: previous.table.slice(i, 1).to_pylist()[0],
+                    )
+                order.extend(reused)
+                n_rows = len(reused)
             else:
                 rows = _chunk_rows(record, row_index, counter, max_tokens)
+                for row in rows:
+                    count_row(row[Col.EMBED], row[Col.TOKENS], row[Col.IS_STUB], row)
+                order.extend(range(offset + len(fresh), offset + len(fresh) + len(rows)))
+                fresh.extend(rows)
+                n_rows = len(rows)
+            record_rows.extend([row_index] * n_rows)
             stats["records"] += 1
-            stats["chunks"] += len(rows)
+            stats["chunks"] += n_rows
             by_type[record[Col.NODE_TYPE]] += 1
-            stats["multi_chunk_records"] += int(len(rows) > 1)
+            stats["multi_chunk_records"] += int(n_rows > 1)
             stats["title_only_records"] += int(
                 not record[Col.BODY_TEXT] and not record[Col.IS_STUB]
             )
-            for row in rows:
-                stats["embedded_chunks"] += int(row[Col.EMBED])
-                max_seen = max(max_seen, row[Col.TOKENS])
-                if preview is not None and len(preview) < preview_rows and not row[Col.IS_STUB]:
-                    preview.append(
-                        {k: row[k] for k in (Col.CHUNK_ID, Col.NODE_TYPE, Col.TOKENS, Col.TEXT)}
-                    )
-            out_rows.extend(rows)
-    write_table(pa.Table.from_pylist(out_rows, schema=CHUNK_SCHEMA), path)
+    fresh_table = pa.Table.from_pylist(fresh, schema=CHUNK_SCHEMA)
+    combined = (
+        pa.concat_tables([previous.table, fresh_table]) if previous is not None else fresh_table
+    )
+    table = combined.take(pa.array(order, type=pa.int64()))
+    position = CHUNK_SCHEMA.get_field_index(Col.RECORD_ROW)
+    table = table.set_column(
+        position, CHUNK_SCHEMA.field(position), pa.array(record_rows, type=pa.int64())
+    )
+    write_table(table, path)
     stats["by_type"] = dict(by_type)
     stats["max_tokens_seen"] = max_seen
     write_json(
