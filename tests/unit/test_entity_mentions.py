@@ -17,37 +17,19 @@ from nara_kg.build.mentions import (
     record_years,
 )
 from nara_kg.demo import generate_demo_data
-from nara_kg.embedding.standin import StandinEmbedder
 from nara_kg.ingest.layout import WorkLayout
-from nara_kg.ingest.stages.chunks import chunk_records, iter_chunks
-from nara_kg.ingest.stages.raw_jsonl import scan_inputs
-from nara_kg.ingest.stages.record_selection import parse_inputs
+from nara_kg.ingest.stages.chunks import iter_chunks
 from nara_kg.linking.labels import LABELS_FILE, load_labels, score_labels
 from nara_kg.model.schema import chunk_id
 from nara_kg.model.tables import Col
-
-
-def _stages(data: Path, work: Path) -> WorkLayout:
-    layout = WorkLayout(work)
-    layout.ensure()
-    files = scan_inputs(data, layout)
-    parse_inputs(data, files, layout)
-    embedder = StandinEmbedder()
-    chunk_records(
-        files,
-        layout,
-        count_tokens=embedder.count_tokens,
-        max_tokens=embedder.max_tokens,
-        chunker_key=embedder.key,
-    )
-    return layout
+from tests.stage_helpers import chunked_layout
 
 
 @pytest.fixture(scope="module")
 def demo_layout(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, WorkLayout]:
     root = tmp_path_factory.mktemp("mentions")
     generate_demo_data(root / "data", records=400, seed=7)
-    return root / "data", _stages(root / "data", root / "work")
+    return root / "data", chunked_layout(root / "data", root / "work")
 
 
 def test_linkable_text_blanks_the_parent_line_only() -> None:

@@ -9,16 +9,14 @@ import pyarrow.parquet as pq
 import pytest
 
 from nara_kg.demo import generate_demo_data
-from nara_kg.embedding.standin import StandinEmbedder
 from nara_kg.ingest.layout import WorkLayout
-from nara_kg.ingest.stages.chunks import chunk_records, iter_chunks, record_links
-from nara_kg.ingest.stages.raw_jsonl import scan_inputs
+from nara_kg.ingest.stages.chunks import iter_chunks, record_links
 from nara_kg.ingest.stages.record_selection import (
     chosen_rows_by_file,
-    parse_inputs,
     select_live_records,
 )
 from nara_kg.model.tables import Col
+from tests.stage_helpers import chunked_layout
 
 
 @pytest.fixture(scope="module")
@@ -26,18 +24,7 @@ def layout(tmp_path_factory: pytest.TempPathFactory) -> WorkLayout:
     root = tmp_path_factory.mktemp("iter_chunks")
     data = root / "data"
     generate_demo_data(data, records=150, seed=5)
-    layout = WorkLayout(root / "work")
-    layout.ensure()
-    files = scan_inputs(data, layout)
-    parse_inputs(data, files, layout)
-    embedder = StandinEmbedder()
-    chunk_records(
-        files,
-        layout,
-        count_tokens=embedder.count_tokens,
-        max_tokens=embedder.max_tokens,
-        chunker_key=embedder.key,
-    )
+    layout = chunked_layout(data, root / "work")
     select_live_records(data, layout)
     return layout
 
