@@ -241,7 +241,9 @@ def report_input_key(
 
     part([_report_code_digest(), generator, counter_key, token_budget])
     part([community["id"], community["level"], community["size"], sorted(community["children"])])
-    member_rows = sorted(member_lines.of(members)) if member_lines else _canonical_rows(members)
+    member_rows = (
+        _canonical_rows(members) if member_lines is None else sorted(member_lines.of(members))
+    )
     for rows, lines in ((members, member_rows), (relationships, _canonical_rows(relationships))):
         part(len(rows))
         for line in lines:

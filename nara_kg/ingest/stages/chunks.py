@@ -9,8 +9,9 @@ import json
 import pickle
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -214,6 +215,9 @@ class _PreviousPart:
     tokens: list[int]
     is_stub: list[bool]
 
+    def row(self, index: int) -> dict[str, Any]:
+        return dict(self.table.slice(index, 1).to_pylist()[0])
+
 
 def _previous_part(
     layout: WorkLayout, file_id: str, known: dict[str, Any] | None, chunker: str
@@ -274,15 +278,16 @@ def chunk_file(
     record_keys: list[str] = []
     records = iter_rows(layout.parsed_part(file.file_id))
 
-    def count_row(embed: bool, tokens: int, is_stub: bool, row: Any) -> None:
+    def count_row(
+        embed: bool, tokens: int, is_stub: bool, row: Callable[[], dict[str, Any]]
+    ) -> None:
+        """The row's share of the stats; `row` is called only for a preview row."""
         nonlocal max_seen
         stats["embedded_chunks"] += int(embed)
         max_seen = max(max_seen, tokens)
         if preview is not None and len(preview) < preview_rows and not is_stub:
-            values = row() if callable(row) else row
-            preview.append(
-                {k: values[k] for k in (Col.CHUNK_ID, Col.NODE_TYPE, Col.TOKENS, Col.TEXT)}
-            )
+            values = row()
+            preview.append({k: values[k] for k in _PREVIEW_COLUMNS})
 
     while window := list(islice(records, COUNT_WINDOW)):
         keys = [_record_key(record) for record in window]
@@ -301,14 +306,14 @@ def chunk_file(
                         previous.embed[index],
                         previous.tokens[index],
                         previous.is_stub[index],
-                        lambda i=index: previous.table.slice(i, 1).to_pylist()[0],
+                        partial(previous.row, index),
                     )
                 order.extend(reused)
                 n_rows = len(reused)
             else:
                 rows = _chunk_rows(record, row_index, counter, max_tokens)
                 for row in rows:
-                    count_row(row[Col.EMBED], row[Col.TOKENS], row[Col.IS_STUB], row)
+                    count_row(row[Col.EMBED], row[Col.TOKENS], row[Col.IS_STUB], partial(dict, row))
                 order.extend(range(offset + len(fresh), offset + len(fresh) + len(rows)))
                 fresh.extend(rows)
                 n_rows = len(rows)
