@@ -1,8 +1,8 @@
 """The embedding model on a GPU worker, measured on the build's own chunk texts.
 
-A GPU machine lent through the workplace's device tool takes one folder of at most 64 MiB and
-reaches no package registry, so the whole build (a JVM, Neo4j with GDS, Dagster: several hundred
-MB) cannot travel there; the model and the texts can. `prepare` (here) writes that folder:
+A GPU machine lent through the workplace's device tool takes at most 64 MiB per call and reaches
+no package registry. The model and the texts travel in one folder, which `prepare` (here) writes
+(the whole build travels in three parts: benchmarks/gpu_build.py):
 
 * `texts.jsonl`: the chunk texts a build embedded (read from its work directory);
 * `model/`: the project's model with its weights stored in float16, to fit the limit; `measure`
