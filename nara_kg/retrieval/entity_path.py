@@ -22,13 +22,18 @@ The linker is cached per process, keyed by the database and the per-label counts
 nodes (read from the count store in constant time, at most once per
 `SIGNATURE_CHECK_SECONDS`: the check was a sixth of a search's round trips). An edit to one
 authority's names that adds or removes no node is seen after :func:`clear_entity_linkers` or a
-restart.
+restart. Each anchor's neighbourhood is remembered too (:func:`anchor_neighbourhoods`), keyed by
+the graph's writer revisions and node and relationship counts, read the same way: every build
+step that writes nodes, mentions or relationships changes a revision, and a hand edit that
+adds or deletes a node or relationship changes a count; one that only changes a property is
+seen after :func:`clear_anchor_neighbourhoods` or a restart.
 """
 
 from __future__ import annotations
 
 import re
 import time
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from threading import Lock
@@ -193,6 +198,69 @@ def linker_for(driver: Driver, database: str) -> EntityLinker:
         return linker
 
 
+#: Most anchors whose neighbourhoods one process remembers (each is at most 2 x PER_ANCHOR
+#: edges, a few kB).
+NEIGHBOURHOOD_CACHE_SIZE: Final = 4_096
+
+#: (database, graph signature, per_anchor, max_degree) -> anchor chunkId -> its row (None: no
+#: such chunk), least recently used first.
+_neighbourhoods: dict[tuple[Any, ...], OrderedDict[str, Mapping[str, Any] | None]] = {}
+#: database -> (monotonic time read, neighbourhood signature).
+_neighbourhood_signatures: dict[str, tuple[float, tuple[Any, ...]]] = {}
+_neighbourhoods_lock = Lock()
+
+
+def clear_anchor_neighbourhoods() -> None:
+    """Forget the remembered anchor neighbourhoods (the next questions read the graph)."""
+    with _neighbourhoods_lock:
+        _neighbourhoods.clear()
+        _neighbourhood_signatures.clear()
+
+
+def _neighbourhood_signature(driver: Driver, database: str) -> tuple[Any, ...]:
+    now = time.monotonic()
+    with _neighbourhoods_lock:
+        known = _neighbourhood_signatures.get(database)
+    if known is not None and now - known[0] < SIGNATURE_CHECK_SECONDS:
+        return known[1]
+    signature = cypher.neighbourhood_signature(driver, database)
+    with _neighbourhoods_lock:
+        _neighbourhood_signatures[database] = (now, signature)
+    return signature
+
+
+def anchor_neighbourhoods(
+    driver: Driver, database: str, anchor_chunks: list[str], per_anchor: int, max_degree: int
+) -> list[Mapping[str, Any]]:
+    """The :func:`~nara_kg.graph.mentions.anchor_neighbours` rows of these anchors, each read
+    once while the graph's neighbourhood signature stays the same. Popular authorities come
+    back in question after question, and their walk was the costliest query of a search (up to
+    10 ms for one cited a thousand times)."""
+    key = (database, _neighbourhood_signature(driver, database), per_anchor, max_degree)
+    with _neighbourhoods_lock:
+        known = _neighbourhoods.get(key)
+        if known is None:
+            for stale in [k for k in _neighbourhoods if k[0] == database]:
+                del _neighbourhoods[stale]
+            known = _neighbourhoods[key] = OrderedDict()
+        rows = {chunk: known[chunk] for chunk in anchor_chunks if chunk in known}
+        for chunk in rows:
+            known.move_to_end(chunk)
+    missing = [chunk for chunk in dict.fromkeys(anchor_chunks) if chunk not in rows]
+    if missing:
+        read = {
+            chunk_id(int(row["anchor"]), 0): row
+            for row in cypher.anchor_neighbours(driver, database, missing, per_anchor, max_degree)
+        }
+        fetched = {chunk: read.get(chunk) for chunk in missing}
+        with _neighbourhoods_lock:
+            known.update(fetched)
+            while len(known) > NEIGHBOURHOOD_CACHE_SIZE:
+                known.popitem(last=False)
+        rows.update(fetched)
+    return [row for chunk in anchor_chunks if (row := rows.get(chunk)) is not None]
+
+
 def entity_path(
     driver: Driver,
     database: str,
@@ -205,7 +273,7 @@ def entity_path(
     path = EntityPath(anchors=question_anchors(linker_for(driver, database), question))
     if not path.anchors:
         return path
-    rows = cypher.anchor_neighbours(
+    rows = anchor_neighbourhoods(
         driver, database, [chunk_id(a.na_id, 0) for a in path.anchors], per_anchor, max_degree
     )
     for row in rows:

@@ -10,11 +10,13 @@ from typing import Any
 
 import pytest
 
+import nara_kg.retrieval.entity_path as entity_path_module
 from nara_kg.demo import generate_demo_data
 from nara_kg.embedding.encoder import Embedder
 from nara_kg.graph import reports as report_cypher
+from nara_kg.model.schema import chunk_id
 from nara_kg.retrieval.ask import local_provenance
-from nara_kg.retrieval.entity_path import clear_entity_linkers
+from nara_kg.retrieval.entity_path import clear_entity_linkers, entity_path
 from nara_kg.retrieval.search import local_search
 
 pytestmark = pytest.mark.integration
@@ -25,7 +27,7 @@ def _reciprocal_rank(ranked: list[int], expected: set[int]) -> float:
 
 
 def test_person_org_questions_rank_higher_through_entities(
-    graph_builder: Any, neo4j_driver: Any, tmp_path: Path
+    graph_builder: Any, neo4j_driver: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     data = tmp_path / "data"
     generate_demo_data(data, records=160, seed=4)
@@ -60,6 +62,32 @@ def test_person_org_questions_rank_higher_through_entities(
     nobody = local_search(neo4j_driver, "neo4j", encode, "records about floods", k=5)
     assert nobody.entity_path is not None and not nobody.entity_path.anchors
     assert nobody.hits
+
+    # An anchor's neighbourhood is remembered, and read again once the graph changes: a
+    # MENTIONED_IN added by hand (the relationship count changes) is seen by the next question.
+    monkeypatch.setattr(entity_path_module, "SIGNATURE_CHECK_SECONDS", 0.0)
+    question = asked[0]["question"]
+    before = entity_path(neo4j_driver, "neo4j", question)
+    anchor = before.anchors[0].na_id
+    reached = {edge.na_id for edge in before.edges} | {a.na_id for a in before.anchors}
+    with neo4j_driver.session() as session:
+        target = session.run(
+            "MATCH (c:Chunk) WHERE NOT c.naId IN $reached RETURN c.chunkId AS id, c.naId AS naId "
+            "ORDER BY c.chunkId LIMIT 1",
+            reached=list(reached),
+        ).single(strict=True)
+        added = session.run(
+            "MATCH (a:Chunk {chunkId: $anchor}), (c:Chunk {chunkId: $target}) "
+            "CREATE (a)-[m:MENTIONED_IN {count: 999}]->(c) RETURN elementId(m) AS id",
+            anchor=chunk_id(anchor, 0),
+            target=target["id"],
+        ).single(strict=True)["id"]
+    try:
+        after = entity_path(neo4j_driver, "neo4j", question)
+        assert any(edge.na_id == target["naId"] for edge in after.edges)
+    finally:
+        neo4j_driver.execute_query("MATCH ()-[m]->() WHERE elementId(m) = $id DELETE m", id=added)
+    assert entity_path(neo4j_driver, "neo4j", question).edges == before.edges
 
     # Some community report lists a Mentioned table, ranked by mentions.
     reports = [json.loads(r["report"]) for r in report_cypher.reports(neo4j_driver, "neo4j")]

@@ -1,13 +1,22 @@
-"""The pure parts of retrieval through entities: the graph's linker, anchors, the ranking."""
+"""The pure parts of retrieval through entities: the graph's linker, anchors, the ranking, and
+when an anchor's neighbourhood is read again."""
 
 from __future__ import annotations
 
-from nara_kg.model.schema import Rel
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import pytest
+
+import nara_kg.retrieval.entity_path as entity_path_module
+from nara_kg.model.schema import Rel, chunk_id
 from nara_kg.retrieval.ask import local_provenance
 from nara_kg.retrieval.entity_path import (
     Anchor,
     EntityPath,
     PathEdge,
+    anchor_neighbourhoods,
+    clear_anchor_neighbourhoods,
     graph_linker,
     path_ranking,
     question_anchors,
@@ -87,3 +96,81 @@ def test_anchor_leads_unless_the_question_asks_for_mentions() -> None:
         "What do the records say about Floyd R. Kimball?",
     ):
         assert path_ranking(question, [anchor], edges)[0] == (10, "10-0")
+
+
+#: The fake graph below answers every read, so no driver is needed.
+NO_DRIVER: Any = None
+
+
+class _Graph:
+    """The two reads `anchor_neighbourhoods` makes, counted, over a settable signature."""
+
+    def __init__(self) -> None:
+        self.signature: tuple[object, ...] = ("rev-1",)
+        self.reads: list[list[str]] = []
+
+    def neighbourhood_signature(self, driver: object, database: str) -> tuple[object, ...]:
+        return self.signature
+
+    def anchor_neighbours(
+        self, driver: object, database: str, chunks: list[str], per: int, most: int
+    ) -> list[dict[str, object]]:
+        self.reads.append(list(chunks))
+        # Chunk "9-0" is no node: the read returns no row for it.
+        return [
+            {"anchor": int(c.split("-")[0]), "degree": 1, "edges": [], "signature": self.signature}
+            for c in chunks
+            if c != "9-0"
+        ]
+
+
+@pytest.fixture
+def graph(monkeypatch: pytest.MonkeyPatch) -> Iterator[_Graph]:
+    fake = _Graph()
+    monkeypatch.setattr(entity_path_module, "cypher", fake)
+    monkeypatch.setattr(entity_path_module, "SIGNATURE_CHECK_SECONDS", 0.0)
+    clear_anchor_neighbourhoods()
+    yield fake
+    clear_anchor_neighbourhoods()
+
+
+def _anchors(rows: list[Mapping[str, object]]) -> list[object]:
+    return [row["anchor"] for row in rows]
+
+
+def test_an_anchor_s_neighbourhood_is_read_once_while_the_graph_is_unchanged(
+    graph: _Graph,
+) -> None:
+    ids = [chunk_id(1, 0), chunk_id(2, 0)]
+    assert _anchors(anchor_neighbourhoods(NO_DRIVER, "neo4j", ids, 50, 2000)) == [1, 2]
+    assert graph.reads == [ids]
+    later = [chunk_id(3, 0), chunk_id(1, 0), chunk_id(9, 0)]
+    assert _anchors(anchor_neighbourhoods(NO_DRIVER, "neo4j", later, 50, 2000)) == [3, 1]
+    assert graph.reads[1:] == [[chunk_id(3, 0), chunk_id(9, 0)]]  # only what was not known
+    anchor_neighbourhoods(NO_DRIVER, "neo4j", later, 50, 2000)
+    assert len(graph.reads) == 2  # an anchor that is no node is remembered as none
+    anchor_neighbourhoods(NO_DRIVER, "neo4j", ids, 10, 2000)
+    assert graph.reads[-1] == ids  # another per-anchor limit is another neighbourhood
+
+
+def test_a_write_to_the_graph_makes_every_neighbourhood_read_again(graph: _Graph) -> None:
+    ids = [chunk_id(1, 0)]
+    anchor_neighbourhoods(NO_DRIVER, "neo4j", ids, 50, 2000)
+    graph.signature = ("rev-2",)
+    rows = anchor_neighbourhoods(NO_DRIVER, "neo4j", ids, 50, 2000)
+    assert graph.reads == [ids, ids]
+    assert rows[0]["signature"] == ("rev-2",)
+    assert len(entity_path_module._neighbourhoods) == 1  # the old graph's are dropped
+
+
+def test_the_least_recently_asked_anchors_are_forgotten_first(
+    graph: _Graph, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(entity_path_module, "NEIGHBOURHOOD_CACHE_SIZE", 2)
+    for na_id in (1, 2, 1, 3):  # 2 is now the least recently asked
+        anchor_neighbourhoods(NO_DRIVER, "neo4j", [chunk_id(na_id, 0)], 50, 2000)
+    graph.reads.clear()
+    anchor_neighbourhoods(NO_DRIVER, "neo4j", [chunk_id(1, 0), chunk_id(3, 0)], 50, 2000)
+    assert graph.reads == []
+    anchor_neighbourhoods(NO_DRIVER, "neo4j", [chunk_id(2, 0)], 50, 2000)
+    assert graph.reads == [[chunk_id(2, 0)]]
