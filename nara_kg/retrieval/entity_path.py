@@ -34,10 +34,10 @@ from __future__ import annotations
 import re
 import time
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from threading import Lock
-from typing import Any, Final
+from typing import Any, Final, Generic, TypeVar
 
 from neo4j import Driver
 
@@ -157,32 +157,48 @@ def path_ranking(
     return own + [record for record in rank_records(edges) if record[0] not in first]
 
 
-#: How long a database's authority counts are trusted before they are read again.
+#: How long a database's signatures (authority counts, writer revisions) are trusted before
+#: they are read again.
 SIGNATURE_CHECK_SECONDS = 1.0
 
+T = TypeVar("T")
+
+
+class _ThrottledRead(Generic[T]):
+    """A per-database value read from the graph at most once per `SIGNATURE_CHECK_SECONDS`."""
+
+    def __init__(self, read: Callable[[Driver, str], T]) -> None:
+        self._read = read
+        #: database -> (monotonic time read, value).
+        self._known: dict[str, tuple[float, T]] = {}
+        self._lock = Lock()
+
+    def __call__(self, driver: Driver, database: str) -> T:
+        now = time.monotonic()
+        with self._lock:
+            known = self._known.get(database)
+        if known is not None and now - known[0] < SIGNATURE_CHECK_SECONDS:
+            return known[1]
+        value = self._read(driver, database)
+        with self._lock:
+            self._known[database] = (now, value)
+        return value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._known.clear()
+
+
 _linkers: dict[tuple[str, tuple[tuple[str, int], ...]], EntityLinker] = {}
-#: database -> (monotonic time read, authority counts).
-_signatures: dict[str, tuple[float, tuple[tuple[str, int], ...]]] = {}
 _linkers_lock = Lock()
+_authority_signature = _ThrottledRead(lambda driver, db: cypher.authority_signature(driver, db))
 
 
 def clear_entity_linkers() -> None:
     """Forget the cached linkers (the next question rebuilds from the graph)."""
     with _linkers_lock:
         _linkers.clear()
-        _signatures.clear()
-
-
-def _authority_signature(driver: Driver, database: str) -> tuple[tuple[str, int], ...]:
-    now = time.monotonic()
-    with _linkers_lock:
-        known = _signatures.get(database)
-    if known is not None and now - known[0] < SIGNATURE_CHECK_SECONDS:
-        return known[1]
-    signature = cypher.authority_signature(driver, database)
-    with _linkers_lock:
-        _signatures[database] = (now, signature)
-    return signature
+    _authority_signature.clear()
 
 
 def linker_for(driver: Driver, database: str) -> EntityLinker:
@@ -205,28 +221,17 @@ NEIGHBOURHOOD_CACHE_SIZE: Final = 4_096
 #: (database, graph signature, per_anchor, max_degree) -> anchor chunkId -> its row (None: no
 #: such chunk), least recently used first.
 _neighbourhoods: dict[tuple[Any, ...], OrderedDict[str, Mapping[str, Any] | None]] = {}
-#: database -> (monotonic time read, neighbourhood signature).
-_neighbourhood_signatures: dict[str, tuple[float, tuple[Any, ...]]] = {}
 _neighbourhoods_lock = Lock()
+_neighbourhood_signature = _ThrottledRead(
+    lambda driver, db: cypher.neighbourhood_signature(driver, db)
+)
 
 
 def clear_anchor_neighbourhoods() -> None:
     """Forget the remembered anchor neighbourhoods (the next questions read the graph)."""
     with _neighbourhoods_lock:
         _neighbourhoods.clear()
-        _neighbourhood_signatures.clear()
-
-
-def _neighbourhood_signature(driver: Driver, database: str) -> tuple[Any, ...]:
-    now = time.monotonic()
-    with _neighbourhoods_lock:
-        known = _neighbourhood_signatures.get(database)
-    if known is not None and now - known[0] < SIGNATURE_CHECK_SECONDS:
-        return known[1]
-    signature = cypher.neighbourhood_signature(driver, database)
-    with _neighbourhoods_lock:
-        _neighbourhood_signatures[database] = (now, signature)
-    return signature
+    _neighbourhood_signature.clear()
 
 
 def anchor_neighbourhoods(
