@@ -19,7 +19,6 @@ from nara_kg.model.schema import (
     MentionProp,
     Prop,
     Rel,
-    SyncProp,
 )
 
 #: (authority's first chunk, mentioning chunk) -> (count, surface).
@@ -184,29 +183,6 @@ CALL (a, degree) {{
 RETURN a.{Prop.NA_ID} AS anchor, degree, mentions + related AS edges
 """,
 )
-
-
-#: What the anchors' neighbourhoods depend on, read in constant time: every by-difference
-#: writer's revision (it changes when a write starts and when it ends) and the counts of nodes
-#: and relationships (a hand edit that adds or deletes one changes them). Each count is a
-#: subquery of its own so that the planner answers it from the count store.
-NEIGHBOURHOOD_SIGNATURE = f"""
-CALL () {{
-  MATCH (s:{Label.SYNC_STATE})
-  RETURN collect([s.{SyncProp.CONCERN}, s.{SyncProp.REVISION}]) AS revisions
-}}
-CALL () {{ MATCH ()-[r]->() RETURN count(r) AS relationships }}
-CALL () {{ MATCH (n) RETURN count(n) AS nodes }}
-RETURN revisions, relationships, nodes
-"""
-
-
-def neighbourhood_signature(driver: Driver, database: str) -> tuple[Any, ...]:
-    """:data:`NEIGHBOURHOOD_SIGNATURE` as a hashable value (equal while nothing was written)."""
-    with driver.session(database=database, default_access_mode="READ") as session:
-        row = session.run(NEIGHBOURHOOD_SIGNATURE).single(strict=True)
-    revisions = tuple(sorted((str(c), str(r)) for c, r in row["revisions"]))
-    return revisions, int(row["relationships"]), int(row["nodes"])
 
 
 def authority_signature(driver: Driver, database: str) -> tuple[tuple[str, int], ...]:

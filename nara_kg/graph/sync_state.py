@@ -45,6 +45,28 @@ SET s.{SyncProp.REVISION} = $revision
 WRITING_PREFIX = "writing:"
 
 
+#: Every writer's revision (it changes when a write starts and when it ends) and the counts of
+#: nodes and relationships (a hand edit that adds or deletes one changes them), read in constant
+#: time: each count is a subquery of its own so that the planner answers it from the count store.
+GRAPH_SIGNATURE = f"""
+CALL () {{
+  MATCH (s:{Label.SYNC_STATE})
+  RETURN collect([s.{SyncProp.CONCERN}, s.{SyncProp.REVISION}]) AS revisions
+}}
+CALL () {{ MATCH ()-[r]->() RETURN count(r) AS relationships }}
+CALL () {{ MATCH (n) RETURN count(n) AS nodes }}
+RETURN revisions, relationships, nodes
+"""
+
+
+def graph_signature(driver: Driver, database: str) -> tuple[Any, ...]:
+    """:data:`GRAPH_SIGNATURE` as a hashable value, equal while no writer wrote and nothing was
+    added or deleted by hand (what caches of graph reads are keyed by)."""
+    row = read_all(driver, database, GRAPH_SIGNATURE)[0]
+    revisions = tuple(sorted((str(c), str(r)) for c, r in row["revisions"]))
+    return revisions, int(row["relationships"]), int(row["nodes"])
+
+
 def graph_revision(driver: Driver, database: str, concern: str) -> str | None:
     rows = read_all(driver, database, REVISION, concern=concern)
     return str(rows[0]["revision"]) if rows and rows[0]["revision"] is not None else None

@@ -42,6 +42,7 @@ from typing import Any, Final, Generic, TypeVar
 from neo4j import Driver
 
 from nara_kg.graph import mentions as cypher
+from nara_kg.graph import sync_state
 from nara_kg.linking.authorities import Authority, authority_from_properties
 from nara_kg.linking.linker import ChunkText, EntityLinker
 from nara_kg.model.schema import Rel, chunk_id
@@ -191,6 +192,7 @@ class _ThrottledRead(Generic[T]):
 
 _linkers: dict[tuple[str, tuple[tuple[str, int], ...]], EntityLinker] = {}
 _linkers_lock = Lock()
+# The reads are looked up when called, not bound here, so that tests can stand in for them.
 _authority_signature = _ThrottledRead(lambda driver, db: cypher.authority_signature(driver, db))
 
 
@@ -222,9 +224,7 @@ NEIGHBOURHOOD_CACHE_SIZE: Final = 4_096
 #: such chunk), least recently used first.
 _neighbourhoods: dict[tuple[Any, ...], OrderedDict[str, Mapping[str, Any] | None]] = {}
 _neighbourhoods_lock = Lock()
-_neighbourhood_signature = _ThrottledRead(
-    lambda driver, db: cypher.neighbourhood_signature(driver, db)
-)
+_neighbourhood_signature = _ThrottledRead(lambda driver, db: sync_state.graph_signature(driver, db))
 
 
 def clear_anchor_neighbourhoods() -> None:

@@ -109,7 +109,7 @@ class _Graph:
         self.signature: tuple[object, ...] = ("rev-1",)
         self.reads: list[list[str]] = []
 
-    def neighbourhood_signature(self, driver: object, database: str) -> tuple[object, ...]:
+    def graph_signature(self, driver: object, database: str) -> tuple[object, ...]:
         return self.signature
 
     def anchor_neighbours(
@@ -128,6 +128,7 @@ class _Graph:
 def graph(monkeypatch: pytest.MonkeyPatch) -> Iterator[_Graph]:
     fake = _Graph()
     monkeypatch.setattr(entity_path_module, "cypher", fake)
+    monkeypatch.setattr(entity_path_module, "sync_state", fake)
     monkeypatch.setattr(entity_path_module, "SIGNATURE_CHECK_SECONDS", 0.0)
     clear_anchor_neighbourhoods()
     yield fake
