@@ -1,0 +1,90 @@
+"""`file_stages` encodes several files' texts together (a window), writes each file's own vector
+part, and when a window's encode fails only that window's files fail: the files of other
+windows stay materialized."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import pytest
+
+from benchmarks.data import generate_dataset
+from graph_assets.file_stages import CHUNK_EMBEDDINGS, file_stages
+from nara_kg.ingest.stages import chunk_embeddings
+from resources import EmbeddingModel, PipelinePaths
+
+# The package exports the asset under the module's name.
+file_stages_module = importlib.import_module("graph_assets.file_stages")
+
+
+@pytest.fixture(scope="module")
+def export(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    data = tmp_path_factory.mktemp("export")
+    generate_dataset(data, 300)
+    return data
+
+
+def _run(export: Path, work: Path) -> dg.ExecuteInProcessResult:
+    return dg.materialize(
+        [file_stages],
+        resources={
+            "paths": PipelinePaths(data_dir=str(export), work_dir=str(work)),
+            "embedding_model": EmbeddingModel(backend="standin"),
+        },
+        instance=dg.DagsterInstance.ephemeral(),
+        raise_on_error=False,
+    )
+
+
+def _encoded_files(result: dg.ExecuteInProcessResult) -> set[str]:
+    return {
+        str(event.partition)
+        for event in result.get_asset_materialization_events()
+        if event.asset_key == CHUNK_EMBEDDINGS and event.partition
+    }
+
+
+def test_one_window_covers_the_files_and_writes_each_part(
+    export: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    windows: list[list[str]] = []
+    encode = chunk_embeddings.encode_pending
+
+    def recording(files: Any, *args: Any, **kwargs: Any) -> None:
+        windows.append([pending.rel_path for pending in files])
+        encode(files, *args, **kwargs)
+
+    monkeypatch.setattr(chunk_embeddings, "encode_pending", recording)
+    result = _run(export, tmp_path / "work")
+    assert result.success
+    files = _encoded_files(result)
+    assert len(windows) == 1 and len(windows[0]) > 1
+    assert set(windows[0]) == files
+    assert len(list((tmp_path / "work" / "embeddings").glob("*.parquet"))) == len(files)
+
+
+def test_a_failed_window_fails_only_its_files(
+    export: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(file_stages_module, "EMBED_WINDOW_TEXTS", 1)  # one file per window
+    encode = chunk_embeddings.encode_pending
+    doomed: list[str] = []
+    seen: set[str] = set()
+
+    def failing_once(files: Any, *args: Any, **kwargs: Any) -> None:
+        seen.update(pending.rel_path for pending in files)
+        if not doomed and any(pending.todo for pending in files):
+            doomed.extend(pending.rel_path for pending in files)
+            raise RuntimeError("the model fell over")
+        encode(files, *args, **kwargs)
+
+    monkeypatch.setattr(chunk_embeddings, "encode_pending", failing_once)
+    result = _run(export, tmp_path / "work")
+    assert not result.success
+    failure = next(event for event in result.all_events if event.is_step_failure)
+    assert f"1 of {len(seen)} files failed" in str(failure.step_failure_data.error)
+    assert len(doomed) == 1 and len(seen) > 2
+    assert _encoded_files(result) == seen - set(doomed)
