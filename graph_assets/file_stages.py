@@ -98,7 +98,9 @@ FILE_SPECS = [
             "sentence-transformers vectors (default all-MiniLM-L6-v2, offline) of the file's "
             "embeddable chunks, one Parquet part per file; a chunk whose text and model are "
             "unchanged keeps its vector (the full rebuild re-encodes all). Core: "
-            "nara_kg.ingest.stages.chunk_embeddings.embed_file."
+            "nara_kg.ingest.stages.chunk_embeddings.plan_file, "
+            "nara_kg.ingest.stages.chunk_embeddings.encode_pending, "
+            "nara_kg.ingest.stages.chunk_embeddings.write_vectors."
         ),
     ),
 ]

@@ -13,7 +13,8 @@ functions, one module per asset:
   table, the parsed index, the rejects table); `parse_inputs` parses every file and selects.
 * :mod:`.chunks`: `chunk_file`; `chunk_records` over every file; `iter_chunks` and
   `record_links` read the chunks of the chosen rows.
-* :mod:`.chunk_embeddings`: `embed_file` (vectors of a file's embeddable chunks).
+* :mod:`.chunk_embeddings`: `plan_file`, `encode_pending`, `write_vectors` (vectors of the
+  files' embeddable chunks, several files encoded together).
 * :mod:`.common`: atomic JSON and Parquet writes shared by the stages.
 
 Table schemas and column names: :mod:`nara_kg.model.tables`.

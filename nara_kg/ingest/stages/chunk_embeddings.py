@@ -1,5 +1,6 @@
-"""chunk_embeddings: the vectors of one input file's embeddable chunks, a chunk whose text and
-model are unchanged keeping its vector."""
+"""chunk_embeddings: the vectors of each input file's embeddable chunks, a chunk whose text and
+model are unchanged keeping its vector. Several files go through together: `plan_file` for
+each, one `encode_pending` for all of them, then `write_vectors` for each."""
 
 from __future__ import annotations
 
@@ -75,8 +76,10 @@ class PendingVectors:
 def plan_file(
     file: InputFile, layout: WorkLayout, model_key: str, *, force: bool = False
 ) -> PendingVectors:
-    """What one file's vector part needs: a chunk whose text and model are unchanged keeps its
-    vector (none does with `force`); the rest are to be encoded."""
+    """What one file's vector part needs: the embeddable chunks of its full records (stubs are
+    titles shared by many files: the graph-wide `text_embeddings` encodes the few that are
+    chosen). A chunk whose text and model are unchanged keeps its vector (none does with
+    `force`); the rest are to be encoded."""
     result = FileEmbeddingResult(model_key=model_key)
     path = layout.vector_part(file.file_id)
     previous = {} if force else read_vector_part(path, model_key)
@@ -163,24 +166,3 @@ def write_vectors(pending: PendingVectors, dimension: int) -> FileEmbeddingResul
     )
     write_table(table, pending.path)
     return pending.result
-
-
-def embed_file(
-    file: InputFile,
-    layout: WorkLayout,
-    embedder: Embedder,
-    *,
-    force: bool = False,
-    page_size: int = 512,
-    log: Log = quiet,
-) -> FileEmbeddingResult:
-    """Vectors for the embeddable chunks of a file's full records (stubs are titles shared by
-    many files: the graph-wide `text_embeddings` encodes the few that are chosen). A chunk
-    whose text and model are unchanged keeps its vector; the rest are encoded longest first,
-    `page_size` per call. Several files' texts encode together with `plan_file`,
-    `encode_pending` and `write_vectors`."""
-    pending = plan_file(file, layout, embedder.key, force=force)
-    if pending.current:
-        return pending.result
-    encode_pending([pending], embedder, page_size=page_size, log=log)
-    return write_vectors(pending, embedder.dimension)
