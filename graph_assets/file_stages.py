@@ -120,6 +120,8 @@ class _Stages:
     cut: list[dict[str, Any]] = field(default_factory=list)
     chunk_total: chunks.ChunkResult = field(default_factory=chunks.ChunkResult)
     seconds_encoding: float = 0.0
+    #: Distinct texts through the model: chunks that share a text share its one encoding.
+    texts_encoded: int = 0
 
     @property
     def layout(self) -> WorkLayout:
@@ -201,7 +203,7 @@ class _Stages:
 
     def embed(self, window: list[chunk_embeddings.PendingVectors]) -> None:
         """Encode the window's files together (their texts sorted by length across files)."""
-        chunk_embeddings.encode_pending(
+        self.texts_encoded += chunk_embeddings.encode_pending(
             [pending for pending in window if not pending.current],
             self.embedder,
             log=self.log.debug,
@@ -276,6 +278,7 @@ class _Stages:
             **common,
             "chunks": total("chunks"),
             "encoded": encoded,
+            "distinct_texts_encoded": self.texts_encoded,
             "reused": total("reused"),
             "model_key": self.embedder.key,
             "encoding_seconds": dg.MetadataValue.float(round(self.seconds_encoding, 3)),

@@ -80,3 +80,19 @@ def test_nothing_to_encode_makes_no_call(tmp_path: Path) -> None:
     encode_pending([done], embedder)  # type: ignore[arg-type]
     assert embedder.calls == []
     assert done.result.seconds_encoding == 0.0
+
+
+def test_a_text_shared_by_chunks_is_encoded_once(tmp_path: Path) -> None:
+    first = _pending(tmp_path, "a", ["same title", "x" * 30, "same title"])
+    second = _pending(tmp_path, "b", ["same title", "y" * 30])
+    embedder = _RecordingEmbedder()
+    distinct = encode_pending([first, second], embedder)  # type: ignore[arg-type]
+    assert distinct == 3
+    assert sorted(text for call in embedder.calls for text in call) == sorted(
+        ["same title", "x" * 30, "y" * 30]
+    )
+    for pending in (first, second):
+        assert set(pending.vectors) == set(pending.unique)
+        assert pending.result.encoded == len(pending.unique)
+    assert first.vectors[("a-0", "h0")][0] == first.vectors[("a-2", "h2")][0] == 10.0
+    assert second.vectors[("b-0", "h0")][0] == 10.0

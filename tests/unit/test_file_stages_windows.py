@@ -53,9 +53,9 @@ def test_one_window_covers_the_files_and_writes_each_part(
     windows: list[list[str]] = []
     encode = chunk_embeddings.encode_pending
 
-    def recording(files: Any, *args: Any, **kwargs: Any) -> None:
+    def recording(files: Any, *args: Any, **kwargs: Any) -> int:
         windows.append([pending.rel_path for pending in files])
-        encode(files, *args, **kwargs)
+        return encode(files, *args, **kwargs)
 
     monkeypatch.setattr(chunk_embeddings, "encode_pending", recording)
     result = _run(export, tmp_path / "work")
@@ -64,6 +64,12 @@ def test_one_window_covers_the_files_and_writes_each_part(
     assert len(windows) == 1 and len(windows[0]) > 1
     assert set(windows[0]) == files
     assert len(list((tmp_path / "work" / "embeddings").glob("*.parquet"))) == len(files)
+    summary = next(
+        event.step_materialization_data.materialization.metadata
+        for event in result.get_asset_materialization_events()
+        if event.asset_key == CHUNK_EMBEDDINGS and not event.partition
+    )
+    assert 0 < summary["distinct_texts_encoded"].value <= summary["encoded"].value
 
 
 def test_a_failed_window_fails_only_its_files(
@@ -74,12 +80,12 @@ def test_a_failed_window_fails_only_its_files(
     doomed: list[str] = []
     seen: set[str] = set()
 
-    def failing_once(files: Any, *args: Any, **kwargs: Any) -> None:
+    def failing_once(files: Any, *args: Any, **kwargs: Any) -> int:
         seen.update(pending.rel_path for pending in files)
         if not doomed and any(pending.todo for pending in files):
             doomed.extend(pending.rel_path for pending in files)
             raise RuntimeError("the model fell over")
-        encode(files, *args, **kwargs)
+        return encode(files, *args, **kwargs)
 
     monkeypatch.setattr(chunk_embeddings, "encode_pending", failing_once)
     result = _run(export, tmp_path / "work")
