@@ -8,7 +8,6 @@ the pipeline and the quality checks need are typed columns of their own (the sch
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -19,6 +18,7 @@ import pyarrow.parquet as pq
 
 from nara_kg.ingest.layout import temporary_sibling
 from nara_kg.ingest.parsing.results import ParsedRecord, Rejected, StubRecord, reject_category
+from nara_kg.model.json_text import dumps, dumps_sorted
 from nara_kg.model.tables import RECORD_SCHEMA, REJECT_SCHEMA, Col
 
 BATCH_ROWS = 2_000
@@ -60,10 +60,9 @@ def record_row(record: ParsedRecord, file_name: str, line_num: int) -> dict[str,
         Col.BODY_TEXT: record.body_text,
         Col.COMPLETENESS: record.completeness,
         Col.SOURCE: record.properties.get("source"),
-        Col.PROPERTIES: json.dumps(record.properties, ensure_ascii=False, sort_keys=True),
-        Col.REFERENCES: json.dumps(
-            [[r.rel, r.na_id, r.heading, r.authority_type] for r in record.references],
-            ensure_ascii=False,
+        Col.PROPERTIES: dumps_sorted(record.properties),
+        Col.REFERENCES: dumps(
+            [[r.rel, r.na_id, r.heading, r.authority_type] for r in record.references]
         ),
         Col.ALIASES: list(record.org_name_aliases),
     }
@@ -84,11 +83,10 @@ def stub_row(stub: StubRecord, file_name: str, line_num: int) -> dict[str, Any]:
         Col.BODY_TEXT: None,
         Col.COMPLETENESS: len(stub.properties),
         Col.SOURCE: stub.properties.get("source"),
-        Col.PROPERTIES: json.dumps(stub.properties, ensure_ascii=False, sort_keys=True),
+        Col.PROPERTIES: dumps_sorted(stub.properties),
         # An ancestor entry can carry references of its own (series stubs list creators[]).
-        Col.REFERENCES: json.dumps(
-            [[r.rel, r.na_id, r.heading, r.authority_type] for r in stub.references],
-            ensure_ascii=False,
+        Col.REFERENCES: dumps(
+            [[r.rel, r.na_id, r.heading, r.authority_type] for r in stub.references]
         ),
         Col.ALIASES: [],
     }

@@ -33,6 +33,7 @@ from nara_kg.ingest.records import BATCH_ROWS, iter_rows
 from nara_kg.ingest.stages.common import Log, quiet, read_json, write_json, write_table
 from nara_kg.ingest.stages.record_selection import chosen_rows_by_file
 from nara_kg.model.edges import RecordLinks
+from nara_kg.model.json_text import dumps_sorted
 from nara_kg.model.schema import Prop
 from nara_kg.model.tables import CHUNK_SCHEMA, Col
 
@@ -88,9 +89,9 @@ class ChunkResult:
             self.parts_reused += 1
 
 
-def _row_hash(props: dict[str, Any], embed: bool) -> str:
-    payload = json.dumps([props, embed], sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+def _row_hash(props_json: str, embed: bool) -> str:
+    """What the node is written from: its properties' (sorted) JSON and whether it is embedded."""
+    return hashlib.sha256(f"{int(embed)}|{props_json}".encode()).hexdigest()
 
 
 #: Records whose first token counts are taken in one batch call (bounded, so a large file is
@@ -163,6 +164,7 @@ def _chunk_rows(
         if chunk.seq == 0:
             node_props[Prop.CHUNK_COUNT] = len(chunks)
         first = chunk.seq == 0
+        props_json = dumps_sorted(node_props)
         rows.append(
             {
                 Col.CHUNK_ID: chunk.chunk_id,
@@ -175,8 +177,8 @@ def _chunk_rows(
                 Col.TEXT: chunk.text,
                 Col.TEXT_HASH: chunk.text_hash,
                 Col.TOKENS: chunk.tokens,
-                Col.PROPS: json.dumps(node_props, ensure_ascii=False, sort_keys=True),
-                Col.ROW_HASH: _row_hash(node_props, embed),
+                Col.PROPS: props_json,
+                Col.ROW_HASH: _row_hash(props_json, embed),
                 Col.CHUNK_COUNT: len(chunks) if first else None,
                 Col.PARENT_NA_ID: record[Col.PARENT_NA_ID] if first else None,
                 Col.REFERENCES: record[Col.REFERENCES] if first else None,
