@@ -16,6 +16,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import dagster as dg
@@ -181,7 +182,8 @@ class _Stages:
             file,
             self.layout,
             count_tokens=self.embedder.count_tokens,
-            count_tokens_many=self.embedder.count_tokens_many,
+            # The texts' ids are kept for the window's encode, which then skips tokenizing them.
+            count_tokens_many=partial(self.embedder.count_tokens_many, remember=True),
             max_tokens=self.embedder.max_tokens,
             chunker_key=self.embedder.key,
             force=self.force,

@@ -182,13 +182,13 @@ class OnnxSentenceEncoder:
 
     get_sentence_embedding_dimension = get_embedding_dimension
 
-    def _batch(self, encodings: Sequence[Any]) -> dict[str, np.ndarray]:
-        width = max(1, max(len(e.ids) for e in encodings))
-        ids = np.full((len(encodings), width), self._pad_id, dtype=np.int64)
-        mask = np.zeros((len(encodings), width), dtype=np.int64)
-        for row, encoding in enumerate(encodings):
-            ids[row, : len(encoding.ids)] = encoding.ids
-            mask[row, : len(encoding.ids)] = 1
+    def _batch(self, token_ids: Sequence[Sequence[int]]) -> dict[str, np.ndarray]:
+        width = max(1, max(len(ids) for ids in token_ids))
+        ids = np.full((len(token_ids), width), self._pad_id, dtype=np.int64)
+        mask = np.zeros((len(token_ids), width), dtype=np.int64)
+        for row, text_ids in enumerate(token_ids):
+            ids[row, : len(text_ids)] = text_ids
+            mask[row, : len(text_ids)] = 1
         feeds = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self.input_names:
             feeds["token_type_ids"] = np.zeros_like(ids)
@@ -209,19 +209,32 @@ class OnnxSentenceEncoder:
         show_progress_bar: bool | None = None,
         convert_to_numpy: bool = True,
         normalize_embeddings: bool = False,
+        token_ids: Sequence[Sequence[int] | None] | None = None,
         **_: Any,
     ) -> np.ndarray:
-        """Vectors of `sentences` in their order (one vector for a single string)."""
+        """Vectors of `sentences` in their order (one vector for a single string).
+
+        `token_ids`, where given for a text (special tokens included, no longer than
+        `max_seq_length`), are that text's tokens: the caller has tokenized it already."""
         single = isinstance(sentences, str)
         texts = [sentences] if isinstance(sentences, str) else list(sentences)
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
         if texts:
-            encodings = self._fast.encode_batch(texts)
-            order = sorted(range(len(texts)), key=lambda i: -len(encodings[i].ids))
+            given: list[Sequence[int] | None] = (
+                list(token_ids) if token_ids is not None else [None] * len(texts)
+            )
+            if len(given) != len(texts):
+                raise ValueError(f"{len(given)} token id lists for {len(texts)} texts")
+            missing = [i for i, ids in enumerate(given) if ids is None]
+            tokenized = self._fast.encode_batch([texts[i] for i in missing]) if missing else []
+            for i, encoding in zip(missing, tokenized, strict=True):
+                given[i] = encoding.ids
+            ids_of: list[Sequence[int]] = [ids if ids is not None else () for ids in given]
+            order = sorted(range(len(texts)), key=lambda i: -len(ids_of[i]))
             step = max(1, batch_size)
             for start in range(0, len(order), step):
                 rows = order[start : start + step]
-                feeds = self._batch([encodings[i] for i in rows])
+                feeds = self._batch([ids_of[i] for i in rows])
                 hidden = self.session.run(None, feeds)[0]
                 out[rows] = self._pool(hidden, feeds["attention_mask"])
             if self.normalize or normalize_embeddings:

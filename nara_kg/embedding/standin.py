@@ -128,7 +128,7 @@ class StandinEmbedder(Embedder):
     def count_tokens(self, text: str) -> int:
         return len(text.split()) + _SPECIAL_TOKENS
 
-    def count_tokens_many(self, texts: list[str]) -> list[int]:
+    def count_tokens_many(self, texts: list[str], *, remember: bool = False) -> list[int]:
         return [self.count_tokens(text) for text in texts]
 
     def preload(self) -> None:

@@ -259,3 +259,42 @@ def test_pad_token_id_is_read_from_the_model_files(tmp_path: Any) -> None:
         json.dumps({"pad_token": {"content": "[PAD]", "lstrip": False}})
     )
     assert pad_token_id(tmp_path, engine) == 0
+
+
+def test_ids_counted_for_chunking_are_encoded_without_tokenizing_again(
+    onnx_embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reference = onnx_embedder.encode(TEXTS)
+    counts = onnx_embedder.count_tokens_many(TEXTS, remember=True)
+    assert counts == [onnx_embedder.count_tokens(text) for text in TEXTS]
+    # The text past the model's limit is truncated by the model, so its ids are not kept.
+    assert set(onnx_embedder._remembered_ids) == set(TEXTS) - {TEXTS[4]}
+    model = _fast_model(onnx_embedder)
+    tokenized: list[str] = []
+    encode_batch = model._fast.encode_batch
+
+    def recording(texts: list[str]) -> Any:
+        tokenized.extend(texts)
+        return encode_batch(texts)
+
+    monkeypatch.setattr(model, "_fast", SimpleNamespace(encode_batch=recording))
+    vectors = onnx_embedder.encode(TEXTS)
+    assert tokenized == [TEXTS[4]]
+    assert np.array_equal(vectors, reference)
+    assert not onnx_embedder._remembered_ids  # used once, then let go
+
+
+def test_ids_are_kept_only_when_asked(onnx_embedder: Embedder) -> None:
+    onnx_embedder.count_tokens_many(TEXTS)
+    assert not onnx_embedder._remembered_ids
+
+
+def test_kept_ids_are_bounded_oldest_out(
+    onnx_embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nara_kg.embedding import encoder
+
+    monkeypatch.setattr(encoder, "REMEMBERED_TOKEN_IDS", 2)
+    onnx_embedder.count_tokens_many(TEXTS[:4], remember=True)
+    assert list(onnx_embedder._remembered_ids) == TEXTS[2:4]
+    onnx_embedder._remembered_ids.clear()
