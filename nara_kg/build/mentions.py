@@ -222,6 +222,7 @@ def link_mentions(layout: WorkLayout, *, labels_path: Path | None = None) -> Men
         cached = cache.get(row[Col.CHUNK_ID])
         if cached is not None and cached[0] == key:
             mentions_json, ambiguous_json = cached[1], cached[2]
+            mentions, ambiguous = json.loads(mentions_json), json.loads(ambiguous_json)
             result.reused += 1
         else:
             found, unresolved = linker.link(
@@ -234,20 +235,16 @@ def link_mentions(layout: WorkLayout, *, labels_path: Path | None = None) -> Men
                     record.years if record else None,
                 )
             )
-            mentions_json = json.dumps(
-                [[m.authority_na_id, m.authority_type, m.surface, m.count] for m in found],
-                ensure_ascii=False,
-            )
-            ambiguous_json = json.dumps(
-                [[a.surface, list(a.candidates), a.count] for a in unresolved],
-                ensure_ascii=False,
-            )
+            mentions = [[m.authority_na_id, m.authority_type, m.surface, m.count] for m in found]
+            ambiguous = [[a.surface, list(a.candidates), a.count] for a in unresolved]
+            mentions_json = json.dumps(mentions, ensure_ascii=False)
+            ambiguous_json = json.dumps(ambiguous, ensure_ascii=False)
             result.relinked += 1
         out["chunkId"].append(row[Col.CHUNK_ID])
         out["key"].append(key)
         out["mentions"].append(mentions_json)
         out["ambiguous"].append(ambiguous_json)
-        _count(result, row, json.loads(mentions_json), json.loads(ambiguous_json))
+        _count(result, row, mentions, ambiguous)
     result.link_seconds = time.perf_counter() - started
     del cache
     layout.mentions_cache.parent.mkdir(parents=True, exist_ok=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,33 +72,49 @@ def sync_nodes(
     desired: dict[str, str | None] = {}
     pending: dict[str, list[dict[str, Any]]] = {}
     flush_at = 2_000
-
-    def flush(node_type: str) -> None:
-        rows = pending.pop(node_type, [])
-        if rows:
-            node_cypher.upsert_nodes(driver, database, node_type, rows)
-            result.written += len(rows)
-            result.written_by_type[node_type] += len(rows)
-
     started = time.monotonic()
     columns = [Col.CHUNK_ID, Col.NODE_TYPE, Col.EMBED, Col.PROPS, Col.ROW_HASH]
-    for row in iter_chunks(layout, columns):
-        result.desired += 1
-        desired[row[Col.CHUNK_ID]] = row[Col.ROW_HASH]
-        if not rewrite_all and existing.get(row[Col.CHUNK_ID]) == row[Col.ROW_HASH]:
-            result.unchanged += 1
-            continue
-        props = json.loads(row[Col.PROPS])
-        props[Prop.ROW_HASH] = row[Col.ROW_HASH]
-        if props[Prop.CHUNK_SEQ_ID] == 0:
-            result.records_written += 1
-        batch = pending.setdefault(row[Col.NODE_TYPE], [])
-        batch.append({"props": props, "embed": row[Col.EMBED]})
-        if len(batch) >= flush_at:
-            flush(row[Col.NODE_TYPE])
-            log(f"wrote {result.written} nodes ({time.monotonic() - started:.1f}s)")
-    for node_type in list(pending):
-        flush(node_type)
+    # One batch is written while the next is read and decoded: Python waited on Neo4j for each
+    # batch, and Neo4j on Python for the next. At most one write is in flight, and all have
+    # landed before the stale nodes are deleted and the snapshot is committed.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="node-writer") as writer:
+        in_flight: Future[int] | None = None
+
+        def landed() -> None:
+            nonlocal in_flight
+            if in_flight is not None:
+                in_flight.result()
+                in_flight = None
+
+        def flush(node_type: str) -> None:
+            nonlocal in_flight
+            rows = pending.pop(node_type, [])
+            if rows:
+                landed()
+                in_flight = writer.submit(
+                    node_cypher.upsert_nodes, driver, database, node_type, rows
+                )
+                result.written += len(rows)
+                result.written_by_type[node_type] += len(rows)
+
+        for row in iter_chunks(layout, columns):
+            result.desired += 1
+            desired[row[Col.CHUNK_ID]] = row[Col.ROW_HASH]
+            if not rewrite_all and existing.get(row[Col.CHUNK_ID]) == row[Col.ROW_HASH]:
+                result.unchanged += 1
+                continue
+            props = json.loads(row[Col.PROPS])
+            props[Prop.ROW_HASH] = row[Col.ROW_HASH]
+            if props[Prop.CHUNK_SEQ_ID] == 0:
+                result.records_written += 1
+            batch = pending.setdefault(row[Col.NODE_TYPE], [])
+            batch.append({"props": props, "embed": row[Col.EMBED]})
+            if len(batch) >= flush_at:
+                flush(row[Col.NODE_TYPE])
+                log(f"wrote {result.written} nodes ({time.monotonic() - started:.1f}s)")
+        for node_type in list(pending):
+            flush(node_type)
+        landed()
     stale = [chunk_id for chunk_id in existing if chunk_id not in desired]
     result.records_removed = sum(1 for chunk_id in stale if chunk_id.endswith("-0"))
     if stale:

@@ -1,0 +1,87 @@
+"""graph_nodes writes one batch on a thread of its own while the next is read, and a failed
+write fails the sync before anything is deleted or recorded."""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any
+
+import pytest
+
+from nara_kg.build import nodes
+from nara_kg.model.schema import Prop
+from nara_kg.model.tables import Col
+
+
+class _Synced:
+    committed: list[Any] = []
+
+    def __init__(self, *_: Any) -> None:
+        pass
+
+    def trusted(self) -> None:
+        return None
+
+    def begin(self) -> None:
+        pass
+
+    def commit(self, table: Any) -> None:
+        _Synced.committed.append(table)
+
+
+def _rows(count: int) -> list[dict[str, Any]]:
+    return [
+        {
+            Col.CHUNK_ID: f"{i}-0",
+            Col.NODE_TYPE: "item",
+            Col.EMBED: True,
+            Col.PROPS: json.dumps({Prop.CHUNK_SEQ_ID: 0, Prop.NA_ID: i}),
+            Col.ROW_HASH: f"h{i}",
+        }
+        for i in range(count)
+    ]
+
+
+@pytest.fixture
+def graph(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    seen: dict[str, Any] = {"threads": set(), "written": [], "deleted": []}
+    monkeypatch.setattr(nodes.node_cypher, "ensure_node_schema", lambda *_: None)
+    monkeypatch.setattr(nodes.node_cypher, "existing_row_hashes", lambda *_: {"gone-0": "x"})
+    monkeypatch.setattr(
+        nodes.node_cypher,
+        "delete_chunks",
+        lambda _d, _db, ids: seen["deleted"].extend(ids) or len(ids),
+    )
+    monkeypatch.setattr(nodes.sync_state, "SyncedSet", _Synced)
+    monkeypatch.setattr(nodes, "iter_chunks", lambda *_: iter(_rows(4_500)))
+    _Synced.committed = []
+    return seen
+
+
+def test_batches_are_written_off_the_reading_thread(
+    graph: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def upsert(_d: Any, _db: str, node_type: str, rows: list[dict[str, Any]]) -> int:
+        graph["threads"].add(threading.current_thread().name)
+        graph["written"].extend(row["props"][Prop.NA_ID] for row in rows)
+        return len(rows)
+
+    monkeypatch.setattr(nodes.node_cypher, "upsert_nodes", upsert)
+    result = nodes.sync_nodes(None, "neo4j", None, rewrite_all=True)  # type: ignore[arg-type]
+    assert sorted(graph["written"]) == list(range(4_500))
+    assert result.written == 4_500 and result.records_written == 4_500
+    assert graph["threads"] and threading.current_thread().name not in graph["threads"]
+    assert graph["deleted"] == ["gone-0"] and len(_Synced.committed) == 1
+
+
+def test_a_failed_write_fails_the_sync_before_deleting(
+    graph: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def upsert(*_: Any) -> int:
+        raise RuntimeError("Neo4j went away")
+
+    monkeypatch.setattr(nodes.node_cypher, "upsert_nodes", upsert)
+    with pytest.raises(RuntimeError, match="went away"):
+        nodes.sync_nodes(None, "neo4j", None, rewrite_all=True)  # type: ignore[arg-type]
+    assert graph["deleted"] == [] and _Synced.committed == []
