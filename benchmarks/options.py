@@ -59,6 +59,11 @@ class SuiteOptions:
     #: Build at `memory_records` (default records // 4) too, to compare peak memory.
     memory: bool = True
     memory_records: int | None = None
+    #: Records of an untimed build before the timed one when there is no memory build (which
+    #: warms Neo4j as well); 0 = none. The graph's server runs for months, but a freshly
+    #: started one compiles its query paths during the first build: on a fresh Neo4j the graph
+    #: steps of the timed build took 2-3x as long (run 27 against run 26).
+    warm_up_records: int = 200
     onnx: bool = True
     #: Texts the ONNX/PyTorch comparison runs on (a seeded random sample); 0 = all texts.
     onnx_sample: int = 2_000

@@ -149,6 +149,16 @@ def run_suite(opts: SuiteOptions, settings: Neo4jSettings, log: Log = quiet) -> 
                 shutil.rmtree(small_data, ignore_errors=True)
                 shutil.rmtree(scratch / "work-small", ignore_errors=True)
 
+        if not opts.memory and opts.warm_up_records > 0:
+            with _phase(phases, f"Neo4j warm-up build at {opts.warm_up_records} records", log):
+                warm_data = scratch / "data-warm-up"
+                generate_dataset(warm_data, opts.warm_up_records, opts.seed)
+                build_in_subprocess(
+                    settings, warm_data, scratch / "work-warm-up", wipe=True, opts=opts, log=log
+                )
+                shutil.rmtree(warm_data, ignore_errors=True)
+                shutil.rmtree(scratch / "work-warm-up", ignore_errors=True)
+
         with _phase(phases, f"generate {opts.records} records", log):
             dataset = generate_dataset(data_dir, opts.records, opts.seed)
         results["records"] = dataset["records"]

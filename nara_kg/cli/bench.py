@@ -45,6 +45,14 @@ def _make_benchmarks_importable() -> None:
 )
 @click.option("--skip-memory", is_flag=True, help="Skip the second build at records/4.")
 @click.option("--memory-records", type=int, default=None, help="Records of the memory build.")
+@click.option(
+    "--warm-up-records",
+    type=int,
+    default=200,
+    show_default=True,
+    help="Records of an untimed build that warms Neo4j first, when there is no memory build "
+    "(0 = none).",
+)
 @click.option("--skip-onnx", is_flag=True, help="Skip the ONNX Runtime comparison.")
 @click.option(
     "--skip-real-questions",
@@ -106,6 +114,7 @@ def bench_command(
     scratch: Path,
     skip_memory: bool,
     memory_records: int | None,
+    warm_up_records: int,
     skip_onnx: bool,
     skip_real_questions: bool,
     onnx_sample: int,
@@ -142,6 +151,7 @@ def bench_command(
         if source is not None and source.name == "DEFAULT":
             records = 400
         skip_memory = True
+        warm_up_records = 0
         onnx_sample = min(onnx_sample, 300)
         write_sample = min(write_sample or 500, 500)
         queries = min(queries, 30)
@@ -150,6 +160,7 @@ def bench_command(
         scratch=scratch,
         memory=not skip_memory,
         memory_records=memory_records,
+        warm_up_records=warm_up_records,
         onnx=not skip_onnx,
         real_questions=not skip_real_questions,
         onnx_sample=onnx_sample,
