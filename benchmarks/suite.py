@@ -122,6 +122,27 @@ def _phase(timings: dict[str, Any], name: str, log: Log) -> Iterator[None]:
         log(f"-- {name}: {seconds:.1f}s (load {load_before:.2f} -> {load_after:.2f})")
 
 
+def _throwaway_build(
+    settings: Neo4jSettings,
+    scratch: Path,
+    name: str,
+    records: int,
+    *,
+    opts: SuiteOptions,
+    log: Log,
+) -> dict[str, Any]:
+    """A build of `records` generated records from an empty graph, in a child process, whose
+    data and work folders are removed afterwards (the memory comparison's smaller build, and the
+    untimed build that warms Neo4j up): its result, for what the caller measures."""
+    data, work = scratch / f"data-{name}", scratch / f"work-{name}"
+    generate_dataset(data, records, opts.seed)
+    try:
+        return build_in_subprocess(settings, data, work, wipe=True, opts=opts, log=log)
+    finally:
+        shutil.rmtree(data, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def run_suite(opts: SuiteOptions, settings: Neo4jSettings, log: Log = quiet) -> dict[str, Any]:
     """Every measurement, side by side, in one run; returns one JSON-able object."""
     from nara_kg.embedding.encoder import Embedder
@@ -141,23 +162,15 @@ def run_suite(opts: SuiteOptions, settings: Neo4jSettings, log: Log = quiet) -> 
         memory_small: dict[str, Any] | None = None
         if opts.memory:
             with _phase(phases, f"memory build at {memory_records} records", log):
-                small_data = scratch / "data-small"
-                generate_dataset(small_data, memory_records, opts.seed)
-                memory_small = build_in_subprocess(
-                    settings, small_data, scratch / "work-small", wipe=True, opts=opts, log=log
+                memory_small = _throwaway_build(
+                    settings, scratch, "small", memory_records, opts=opts, log=log
                 )
-                shutil.rmtree(small_data, ignore_errors=True)
-                shutil.rmtree(scratch / "work-small", ignore_errors=True)
 
         if not opts.memory and opts.warm_up_records > 0:
             with _phase(phases, f"Neo4j warm-up build at {opts.warm_up_records} records", log):
-                warm_data = scratch / "data-warm-up"
-                generate_dataset(warm_data, opts.warm_up_records, opts.seed)
-                build_in_subprocess(
-                    settings, warm_data, scratch / "work-warm-up", wipe=True, opts=opts, log=log
+                _throwaway_build(
+                    settings, scratch, "warm-up", opts.warm_up_records, opts=opts, log=log
                 )
-                shutil.rmtree(warm_data, ignore_errors=True)
-                shutil.rmtree(scratch / "work-warm-up", ignore_errors=True)
 
         with _phase(phases, f"generate {opts.records} records", log):
             dataset = generate_dataset(data_dir, opts.records, opts.seed)

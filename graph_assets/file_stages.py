@@ -363,23 +363,28 @@ def file_stages(
         context.log.info(f"file stages: {len(done) + len(failed)}/{len(files)} files done")
         window.clear()
 
-    for rel_path in files:
-        rows: dict[dg.AssetKey, dict[str, Any]] = {}
-        try:
-            for key, step in steps.items():
+    try:
+        for rel_path in files:
+            rows: dict[dg.AssetKey, dict[str, Any]] = {}
+            try:
+                for key, step in steps.items():
+                    started = time.perf_counter()
+                    rows[key] = step(rel_path)
+                    seconds[key] += time.perf_counter() - started
                 started = time.perf_counter()
-                rows[key] = step(rel_path)
-                seconds[key] += time.perf_counter() - started
-            started = time.perf_counter()
-            window.append((rows, stages.plan_embedding(rel_path)))
-            seconds[CHUNK_EMBEDDINGS] += time.perf_counter() - started
-        except Exception as error:  # one bad file must not take the others down
-            fail(rel_path, error)
-            continue
-        if sum(len(pending.todo) for _, pending in window) >= EMBED_WINDOW_TEXTS:
+                window.append((rows, stages.plan_embedding(rel_path)))
+                seconds[CHUNK_EMBEDDINGS] += time.perf_counter() - started
+            except Exception as error:  # one bad file must not take the others down
+                fail(rel_path, error)
+                continue
+            if sum(len(pending.todo) for _, pending in window) >= EMBED_WINDOW_TEXTS:
+                encode_window()
+        if window:
             encode_window()
-    if window:
-        encode_window()
+    finally:
+        # The embedder outlives the run (a resource): token ids kept for texts that no
+        # window encoded (a failed window, reused vectors) must not outlive it too.
+        stages.embedder.forget_token_ids()
     if failed or not partitioned:
         # Each finished file is recorded as its own partition, so a failure elsewhere in the
         # run leaves it materialized and only the failed files need another run.

@@ -296,6 +296,11 @@ class Embedder:
             kept.popitem(last=False)
         return counts
 
+    def forget_token_ids(self) -> None:
+        """Let go of the token ids `count_tokens_many(remember=True)` kept and no `encode` used
+        (texts chunked but never encoded: a failed window, a file whose vectors were reused)."""
+        self._remembered_ids.clear()
+
     def encode(self, texts: list[str]) -> np.ndarray:
         model = self._load()
         options: dict[str, Any] = {}

@@ -34,7 +34,7 @@ import tempfile
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -229,7 +229,7 @@ class OnnxSentenceEncoder:
             tokenized = self._fast.encode_batch([texts[i] for i in missing]) if missing else []
             for i, encoding in zip(missing, tokenized, strict=True):
                 given[i] = encoding.ids
-            ids_of: list[Sequence[int]] = [ids if ids is not None else () for ids in given]
+            ids_of = cast(list[Sequence[int]], given)  # every None was filled just above
             order = sorted(range(len(texts)), key=lambda i: -len(ids_of[i]))
             step = max(1, batch_size)
             for start in range(0, len(order), step):

@@ -94,3 +94,23 @@ def test_a_failed_window_fails_only_its_files(
     assert f"1 of {len(seen)} files failed" in str(failure.step_failure_data.error)
     assert len(doomed) == 1 and len(seen) > 2
     assert _encoded_files(result) == seen - set(doomed)
+
+
+def test_the_run_lets_go_of_token_ids_no_window_encoded(
+    export: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nara_kg.embedding.standin import StandinEmbedder
+
+    forgotten: list[int] = []
+
+    def forget(self: StandinEmbedder) -> None:
+        forgotten.append(1)
+
+    def failing(files: Any, *args: Any, **kwargs: Any) -> int:
+        raise RuntimeError("the model fell over")
+
+    monkeypatch.setattr(StandinEmbedder, "forget_token_ids", forget)
+    monkeypatch.setattr(chunk_embeddings, "encode_pending", failing)
+    result = _run(export, tmp_path / "work")
+    assert not result.success
+    assert forgotten == [1]  # once, at the end of the op, though every window failed

@@ -298,3 +298,15 @@ def test_kept_ids_are_bounded_oldest_out(
     onnx_embedder.count_tokens_many(TEXTS[:4], remember=True)
     assert list(onnx_embedder._remembered_ids) == TEXTS[2:4]
     onnx_embedder._remembered_ids.clear()
+
+
+def test_forget_token_ids_lets_go_of_ids_no_encode_used(onnx_embedder: Embedder) -> None:
+    onnx_embedder.count_tokens_many(TEXTS[:3], remember=True)
+    assert onnx_embedder._remembered_ids
+    onnx_embedder.forget_token_ids()
+    assert not onnx_embedder._remembered_ids
+    # Encoding afterwards tokenizes afresh and gives the same vectors as with kept ids.
+    kept = onnx_embedder.count_tokens_many(TEXTS[:3], remember=True)
+    with_ids = onnx_embedder.encode(TEXTS[:3])
+    onnx_embedder.forget_token_ids()
+    assert kept and np.allclose(onnx_embedder.encode(TEXTS[:3]), with_ids, atol=1e-6)
