@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from nara_kg.embedding.encoder import DEFAULT_BACKEND, DEFAULT_BATCH_SIZE
-from nara_kg.settings import DEFAULT_BENCH_SCRATCH
+from nara_kg.settings import DEFAULT_BENCH_SCRATCH, DEFAULT_WARM_UP_RECORDS
 
 #: The issue's targets. `higher` says which direction is good.
 TARGETS: dict[str, dict[str, Any]] = {
@@ -60,10 +60,8 @@ class SuiteOptions:
     memory: bool = True
     memory_records: int | None = None
     #: Records of an untimed build before the timed one when there is no memory build (which
-    #: warms Neo4j as well); 0 = none. The graph's server runs for months, but a freshly
-    #: started one compiles its query paths during the first build: on a fresh Neo4j the graph
-    #: steps of the timed build took 2-3x as long (run 27 against run 26).
-    warm_up_records: int = 200
+    #: warms Neo4j as well); 0 = none. See DEFAULT_WARM_UP_RECORDS.
+    warm_up_records: int = DEFAULT_WARM_UP_RECORDS
     onnx: bool = True
     #: Texts the ONNX/PyTorch comparison runs on (a seeded random sample); 0 = all texts.
     onnx_sample: int = 2_000

@@ -35,7 +35,7 @@ import shutil
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +52,7 @@ from benchmarks.queries import (
 from benchmarks.real_questions import measure_real_questions
 from benchmarks.writes import measure_writes
 from nara_kg.embedding.encoder import DEFAULT_BACKEND, DEFAULT_BATCH_SIZE
+from nara_kg.embedding.standin import STANDIN_BACKEND
 from nara_kg.settings import Neo4jSettings
 
 
@@ -168,8 +169,15 @@ def run_suite(opts: SuiteOptions, settings: Neo4jSettings, log: Log = quiet) -> 
 
         if not opts.memory and opts.warm_up_records > 0:
             with _phase(phases, f"Neo4j warm-up build at {opts.warm_up_records} records", log):
+                # Neo4j is what it warms: the stand-in model writes the same graph, with
+                # vectors of the same dimension, without a minute of encoding.
                 _throwaway_build(
-                    settings, scratch, "warm-up", opts.warm_up_records, opts=opts, log=log
+                    settings,
+                    scratch,
+                    "warm-up",
+                    opts.warm_up_records,
+                    opts=replace(opts, backend=STANDIN_BACKEND),
+                    log=log,
                 )
 
         with _phase(phases, f"generate {opts.records} records", log):

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from nara_kg.embedding.encoder import DEFAULT_BACKEND
-from nara_kg.settings import DEFAULT_BENCH_SCRATCH, PROJECT_ROOT
+from nara_kg.settings import DEFAULT_BENCH_SCRATCH, DEFAULT_WARM_UP_RECORDS, PROJECT_ROOT
 
 
 def _make_benchmarks_importable() -> None:
@@ -48,7 +48,7 @@ def _make_benchmarks_importable() -> None:
 @click.option(
     "--warm-up-records",
     type=int,
-    default=200,
+    default=DEFAULT_WARM_UP_RECORDS,
     show_default=True,
     help="Records of an untimed build that warms Neo4j first, when there is no memory build "
     "(0 = none).",
