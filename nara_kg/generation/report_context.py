@@ -378,6 +378,12 @@ class _Budget:
             for text, tokens in zip(todo, self.count_many(todo), strict=True):
                 self._row_costs[text] = max(tokens - self.specials, 0)
 
+    def counted_at_least(self, texts: Iterable[str]) -> int:
+        """The tokens of the texts already counted (the others as none): a lower bound of what
+        they cost, found without counting anything."""
+        costs = self._row_costs
+        return sum(costs.get(text, 0) for text in texts)
+
     def row(self, text: str) -> int:
         cost = self._row_costs.get(text)
         if cost is None:
@@ -508,20 +514,25 @@ def build_context(
             mentioned=tuple(mentioned),
         )
 
-    # 1. Everything.
-    everything = _Selection(
-        subs=[],
-        member_ids={m.na_id for m in ranked.members},
-        rel_keys={_rel_key(r) for r in ranked.rels},
+    # 1. Everything, unless its rows alone cost over twice the budget: rows' costs add up (step
+    # 2's estimates rely on it too), and a community of thousands of records would otherwise be
+    # rendered whole, every run, to learn that it does not fit.
+    rows_cost = budget.counted_at_least(
+        [*ranked.member_rows.values(), *ranked.rel_rows.values()]
     )
-    text = _render_selection(ranked, everything)
-    # Every word is at least one token for word-piece and byte-pair tokenizers alike, so a text
-    # of more than twice as many words as the budget cannot fit; not counting it saves
-    # tokenizing every record of a large community.
-    if len(text.split()) <= 2 * token_budget:
-        tokens = count_tokens(text)
-        if tokens <= token_budget:
-            return result(everything, text, tokens)
+    if skeleton + rows_cost <= 2 * token_budget:
+        everything = _Selection(
+            subs=[],
+            member_ids={m.na_id for m in ranked.members},
+            rel_keys={_rel_key(r) for r in ranked.rels},
+        )
+        text = _render_selection(ranked, everything)
+        # Every word is at least one token for word-piece and byte-pair tokenizers alike, so a
+        # text of more than twice as many words as the budget cannot fit either.
+        if len(text.split()) <= 2 * token_budget:
+            tokens = count_tokens(text)
+            if tokens <= token_budget:
+                return result(everything, text, tokens)
 
     # 2. Substitute sub-reports, largest sub-community first, until the whole context fits.
     sub_order = sorted(sub_reports, key=lambda sub: (-sub.size, sub.community_id))

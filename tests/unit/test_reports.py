@@ -640,3 +640,42 @@ def test_rows_counted_in_one_batch_give_the_same_context() -> None:
     # Every member and relationship row was counted in the one batch, none on its own.
     assert len(batches) == 1 and len(batches[0]) == len(members) + len(rels)
     assert not set(singles) & set(batches[0])
+
+
+def test_a_community_whose_counted_rows_cost_over_twice_the_budget_is_never_rendered_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from nara_kg.generation import report_context
+
+    members = [member(i, 100 - i, excerpt_words=5) for i in range(1, 60)]
+    rendered: list[int] = []
+    render = report_context._render_selection
+
+    def recording(ranked: Any, selection: Any) -> str:
+        rendered.append(len(selection.member_ids))
+        return render(ranked, selection)
+
+    def count_many(texts: list[str]) -> list[int]:
+        return [count_words(text) for text in texts]
+
+    budget = 40
+    baseline = build_context(
+        "1-0", 1, members, [], [], token_budget=budget, count_tokens=count_words
+    )
+    monkeypatch.setattr(report_context, "_render_selection", recording)
+    context = build_context(
+        "1-0",
+        1,
+        members,
+        [],
+        [],
+        token_budget=budget,
+        count_tokens=count_words,
+        count_tokens_many=count_many,
+    )
+    assert context == baseline
+    assert rendered and len(members) not in rendered  # the rows were priced, not rendered
+    # Rows not counted yet price at nothing: without a batch count the whole is rendered.
+    rendered.clear()
+    build_context("1-0", 1, members, [], [], token_budget=budget, count_tokens=count_words)
+    assert len(members) in rendered
