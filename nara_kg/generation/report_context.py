@@ -40,6 +40,7 @@ import csv
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Final
 
 from nara_kg.generation.community_report import CommunityReport
@@ -158,6 +159,13 @@ def endpoint(na_id: int, title: str | None) -> str:
     return f"{clipped} ({na_id})" if clipped else str(na_id)
 
 
+#: Member rows kept between calls: a record's row reads the same in its community at every level
+#: of the hierarchy (its degree is the whole graph's), and rendering each again was a sixth of a
+#: report run's context time. Bounded, since one run may see every record of a large graph.
+_MEMBER_ROWS_KEPT = 65_536
+
+
+@lru_cache(maxsize=_MEMBER_ROWS_KEPT)
 def _member_row(member: MemberInfo) -> str:
     return _csv_row(
         [
@@ -517,9 +525,7 @@ def build_context(
     # 1. Everything, unless its rows alone cost over twice the budget: rows' costs add up (step
     # 2's estimates rely on it too), and a community of thousands of records would otherwise be
     # rendered whole, every run, to learn that it does not fit.
-    rows_cost = budget.counted_at_least(
-        [*ranked.member_rows.values(), *ranked.rel_rows.values()]
-    )
+    rows_cost = budget.counted_at_least([*ranked.member_rows.values(), *ranked.rel_rows.values()])
     if skeleton + rows_cost <= 2 * token_budget:
         everything = _Selection(
             subs=[],
