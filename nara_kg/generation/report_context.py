@@ -478,7 +478,8 @@ def build_context(
     """
     ranked = _Ranked.of(members, relationships)
     budget = _Budget(count_tokens, token_budget, row_costs, count_tokens_many)
-    budget.prefetch([*ranked.member_rows.values(), *ranked.rel_rows.values()])
+    rows = [*ranked.member_rows.values(), *ranked.rel_rows.values()]
+    budget.prefetch(rows)
     skeleton = budget.count(_render([], [], []))
     if skeleton > token_budget:
         raise ValueError(
@@ -525,8 +526,7 @@ def build_context(
     # 1. Everything, unless its rows alone cost over twice the budget: rows' costs add up (step
     # 2's estimates rely on it too), and a community of thousands of records would otherwise be
     # rendered whole, every run, to learn that it does not fit.
-    rows_cost = budget.counted_at_least([*ranked.member_rows.values(), *ranked.rel_rows.values()])
-    if skeleton + rows_cost <= 2 * token_budget:
+    if skeleton + budget.counted_at_least(rows) <= 2 * token_budget:
         everything = _Selection(
             subs=[],
             member_ids={m.na_id for m in ranked.members},
