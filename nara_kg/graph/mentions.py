@@ -80,7 +80,14 @@ def sync_mentions(
     holds it (:mod:`nara_kg.graph.sync_state`; not with `trust_snapshot` False), and this write
     is recorded there for the next run."""
     synced = (
-        sync_state.SyncedSet(driver, database, layout, MENTIONS_CONCERN, MENTION_COUNT)
+        sync_state.SyncedSet(
+            driver,
+            database,
+            layout,
+            MENTIONS_CONCERN,
+            MENTION_COUNT,
+            endpoint_columns=_MENTION_COLUMNS[:2],
+        )
         if layout is not None
         else None
     )

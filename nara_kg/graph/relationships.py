@@ -51,12 +51,17 @@ def edge_concern(rel_type: str) -> str:
     return f"relationships-{checked_relationship(rel_type)}"
 
 
+#: The snapshot's columns: the chunkIds of both ends.
+_EDGE_COLUMNS = ("source", "target")
+
+
 def _current(
     driver: Driver, database: str, rel_type: str, synced: sync_state.SyncedSet | None
 ) -> tuple[set[Edge], str]:
     table = synced.trusted() if synced is not None else None
     if table is not None:
-        pairs = zip(table["source"].to_pylist(), table["target"].to_pylist(), strict=True)
+        source, target = (table[name].to_pylist() for name in _EDGE_COLUMNS)
+        pairs = zip(source, target, strict=True)
         return set(pairs), "snapshot"
     return existing_edges(driver, database, rel_type), "graph"
 
@@ -77,7 +82,12 @@ def sync_edges(
     rel_type = checked_relationship(rel)
     synced = (
         sync_state.SyncedSet(
-            driver, database, layout, edge_concern(rel_type), count_statement(rel_type)
+            driver,
+            database,
+            layout,
+            edge_concern(rel_type),
+            count_statement(rel_type),
+            endpoint_columns=_EDGE_COLUMNS,
         )
         if layout is not None
         else None
@@ -112,6 +122,11 @@ def sync_edges(
     if synced is not None:
         ordered = sorted(desired)
         synced.commit(
-            pa.table({"source": [a for a, _ in ordered], "target": [b for _, b in ordered]})
+            pa.table(
+                {
+                    _EDGE_COLUMNS[0]: pa.array([a for a, _ in ordered], type=pa.string()),
+                    _EDGE_COLUMNS[1]: pa.array([b for _, b in ordered], type=pa.string()),
+                }
+            )
         )
     return SyncResult(rel_type, len(desired), len(to_add), len(to_remove), existing_from)

@@ -14,22 +14,30 @@ match; otherwise (another database, a run that died part way, the graph wiped or
 hand: an added or deleted node or relationship changes the count) it reads the graph as
 before. While a write is under way the graph's revision says so and the table is gone, so a
 run that dies part way is never trusted.
+
+One change to the count is expected rather than suspect: the chunk writer deletes the nodes of
+records that shrank or went away, and their relationships go with them. A set whose rows name
+their end nodes (`endpoint_columns`) drops the rows whose ends the graph no longer has; when
+what is left accounts for the count, it is still trusted. Reading every relationship back for
+that cost more than the rest of the run's relationship writing.
 """
 
 from __future__ import annotations
 
+import functools
 import uuid
 from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from neo4j import Driver
 
 from nara_kg.graph.batches import read_all, write_one
 from nara_kg.ingest.layout import WorkLayout, temporary_sibling
 from nara_kg.ingest.stages.common import read_json, write_json
-from nara_kg.model.schema import Label, SyncProp
+from nara_kg.model.schema import Label, Prop, SyncProp
 
 REVISION = f"""
 MATCH (s:{Label.SYNC_STATE} {{{SyncProp.CONCERN}: $concern}})
@@ -56,6 +64,14 @@ CALL () {{
 CALL () {{ MATCH ()-[r]->() RETURN count(r) AS relationships }}
 CALL () {{ MATCH (n) RETURN count(n) AS nodes }}
 RETURN revisions, relationships, nodes
+"""
+
+
+#: Of the given chunk ids, those no Chunk node has (looked up through the chunkId constraint).
+MISSING_CHUNKS = f"""
+UNWIND $ids AS id
+WITH id WHERE NOT EXISTS {{ MATCH (:{Label.CHUNK} {{{Prop.CHUNK_ID}: id}}) }}
+RETURN collect(id) AS missing
 """
 
 
@@ -88,18 +104,38 @@ class SyncedSet:
     concern: str
     #: Returns the graph's count of the concern's nodes or relationships as ``n``.
     count_statement: str
+    #: The snapshot's columns holding the chunkIds of a relationship's two ends (none for a set
+    #: of nodes): rows whose end the graph deleted since are dropped, not the whole table.
+    endpoint_columns: tuple[str, ...] = ()
 
     def trusted(self) -> pa.Table | None:
-        """The table of the concern's last complete write, if the graph still holds it."""
+        """The table of the concern's last complete write, if the graph still holds it (less
+        the relationships of nodes deleted since, see the module's notes)."""
         stored = read_json(self.layout.sync_revision(self.concern))
         path = self.layout.sync_snapshot(self.concern)
         if stored is None or not path.exists():
             return None
         if graph_revision(self.driver, self.database, self.concern) != stored.get("revision"):
             return None
-        if graph_count(self.driver, self.database, self.count_statement) != stored.get("count"):
+        count = graph_count(self.driver, self.database, self.count_statement)
+        if count == stored.get("count"):
+            return pq.read_table(path)
+        if not self.endpoint_columns or count > int(stored.get("count") or 0):
             return None
-        return pq.read_table(path)
+        table = pq.read_table(path)
+        kept = self._without_deleted_ends(table)
+        return kept if int(stored["count"]) - (table.num_rows - kept.num_rows) == count else None
+
+    def _without_deleted_ends(self, table: pa.Table) -> pa.Table:
+        ends = pc.unique(
+            pa.concat_arrays([table[name].combine_chunks() for name in self.endpoint_columns])
+        )
+        rows = read_all(self.driver, self.database, MISSING_CHUNKS, ids=ends.to_pylist())
+        missing = pa.array(rows[0]["missing"], type=ends.type)
+        if len(missing) == 0:
+            return table
+        gone = [pc.is_in(table[name], value_set=missing) for name in self.endpoint_columns]
+        return table.filter(pc.invert(functools.reduce(pc.or_, gone)))
 
     def begin(self) -> None:
         """Before the first write: neither the graph's revision nor the work dir's table may be

@@ -98,3 +98,36 @@ def test_mentions_keep_their_count_and_surface_in_the_snapshot(chunks: Any, tmp_
     assert synced.existing_from == "snapshot"
     assert (synced.added, synced.updated, synced.removed) == (0, 1, 0)
     assert existing_mentions(chunks, "neo4j") == changed
+
+
+def test_relationships_of_deleted_nodes_leave_the_snapshot_trusted(
+    chunks: Any, tmp_path: Path
+) -> None:
+    """The chunk writer deleting a node takes its relationships with it: the snapshot, less the
+    rows naming that node, is still the graph's."""
+    layout = WorkLayout(tmp_path)
+    edges = {("s-a-0", "s-b-0"), ("s-b-0", "s-c-0"), ("s-c-0", "s-d-0")}
+    sync_edges(chunks, "neo4j", Rel.INCLUDES, edges, layout)
+    mentions = {("s-a-0", "s-b-0"): (2, "Kimball"), ("s-a-0", "s-d-0"): (1, "Kimball")}
+    sync_mentions(chunks, "neo4j", mentions, layout)
+    _run(chunks, f"MATCH (c:{Label.CHUNK} {{{Prop.CHUNK_ID}: 's-d-0'}}) DETACH DELETE c")
+
+    kept = {("s-a-0", "s-b-0"), ("s-b-0", "s-c-0")}
+    after = sync_edges(chunks, "neo4j", Rel.INCLUDES, kept, layout)
+    assert after.existing_from == "snapshot" and (after.added, after.removed) == (0, 0)
+    assert existing_edges(chunks, "neo4j", Rel.INCLUDES) == kept
+
+    # The mention to the deleted node is gone; the one asked back is written again.
+    again = sync_mentions(chunks, "neo4j", {("s-a-0", "s-b-0"): (2, "Kimball")}, layout)
+    assert again.existing_from == "snapshot" and (again.added, again.removed) == (0, 0)
+
+    # A deleted node and, besides, an edge deleted by hand: the rest no longer accounts for
+    # the count, so the graph is read and the edge restored.
+    _run(chunks, f"MATCH (c:{Label.CHUNK} {{{Prop.CHUNK_ID}: 's-c-0'}}) DETACH DELETE c")
+    _run(
+        chunks,
+        f"MATCH (:{Label.CHUNK} {{{Prop.CHUNK_ID}: 's-a-0'}})-[r:{Rel.INCLUDES}]->() DELETE r",
+    )
+    restored = sync_edges(chunks, "neo4j", Rel.INCLUDES, {("s-a-0", "s-b-0")}, layout)
+    assert restored.existing_from == "graph" and restored.added == 1
+    assert existing_edges(chunks, "neo4j", Rel.INCLUDES) == {("s-a-0", "s-b-0")}
