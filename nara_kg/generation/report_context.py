@@ -154,18 +154,20 @@ def _csv_row(values: Iterable[object]) -> str:
     return _LAST_LINE.text
 
 
+#: Rendered pieces kept between calls: a record's member row, and its name as a relationship's
+#: end, read the same in its community at every level of the hierarchy (its degree is the whole
+#: graph's), and rendering each again was a sixth of a report run's context time. Bounded, since
+#: one run may see every record of a large graph.
+_RENDERED_KEPT = 65_536
+
+
+@lru_cache(maxsize=_RENDERED_KEPT)
 def endpoint(na_id: int, title: str | None) -> str:
     clipped = clip(title, TITLE_MAX_CHARS)
     return f"{clipped} ({na_id})" if clipped else str(na_id)
 
 
-#: Member rows kept between calls: a record's row reads the same in its community at every level
-#: of the hierarchy (its degree is the whole graph's), and rendering each again was a sixth of a
-#: report run's context time. Bounded, since one run may see every record of a large graph.
-_MEMBER_ROWS_KEPT = 65_536
-
-
-@lru_cache(maxsize=_MEMBER_ROWS_KEPT)
+@lru_cache(maxsize=_RENDERED_KEPT)
 def _member_row(member: MemberInfo) -> str:
     return _csv_row(
         [

@@ -88,6 +88,28 @@ def top_mentioned(
     return rank_mentioned(mention_totals(mentions, na_ids), limit)
 
 
+def _member_info(row: Mapping[str, Any]) -> MemberInfo:
+    return MemberInfo(
+        na_id=int(row["naId"]),
+        title=row["title"],
+        node_type=row["nodeType"] or "record",
+        degree=int(row["degree"]),
+        excerpt=_excerpt(row["text"]),
+        source=row["source"],
+    )
+
+
+def _relationship_info(row: Mapping[str, Any]) -> RelationshipInfo:
+    return RelationshipInfo(
+        source_na_id=int(row["source"]),
+        target_na_id=int(row["target"]),
+        rel_type=row["type"],
+        source_title=row["sourceTitle"],
+        target_title=row["targetTitle"],
+        degree=int(row["degree"]),
+    )
+
+
 def context_from_rows(
     community: Mapping[str, Any],
     members: Sequence[Mapping[str, Any]],
@@ -99,35 +121,21 @@ def context_from_rows(
     row_costs: dict[str, int],
     count_tokens_many: TokensCounter | None = None,
     mentioned: Sequence[MentionedInfo] = (),
+    run_rows: RunRows | None = None,
 ) -> ReportContext:
     """:func:`build_context` of one community from the rows of :mod:`nara_kg.graph.reports`
     (`done`: community id -> its report and its members' naIds, for the sub-communities;
-    `mentioned`: :func:`top_mentioned` of its members)."""
+    `mentioned`: :func:`top_mentioned` of its members; `run_rows`: the rows converted earlier
+    in the run)."""
     return build_context(
         community["id"],
         int(community["level"]),
-        [
-            MemberInfo(
-                na_id=int(m["naId"]),
-                title=m["title"],
-                node_type=m["nodeType"] or "record",
-                degree=int(m["degree"]),
-                excerpt=_excerpt(m["text"]),
-                source=m["source"],
-            )
-            for m in members
-        ],
-        [
-            RelationshipInfo(
-                source_na_id=int(r["source"]),
-                target_na_id=int(r["target"]),
-                rel_type=r["type"],
-                source_title=r["sourceTitle"],
-                target_title=r["targetTitle"],
-                degree=int(r["degree"]),
-            )
-            for r in relationships
-        ],
+        [_member_info(m) for m in members] if run_rows is None else run_rows.members(members),
+        (
+            [_relationship_info(r) for r in relationships]
+            if run_rows is None
+            else run_rows.relationships(relationships)
+        ),
         [
             SubReport(child, len(done[child][1]), done[child][0], done[child][1])
             for child in community["children"]
@@ -193,24 +201,64 @@ def _canonical_rows(rows: Iterable[Mapping[str, Any]]) -> list[str]:
     return sorted(map(_ROW_ENCODER.encode, rows))
 
 
-class MemberLines:
-    """Each member row's JSON line for :func:`report_input_key`, encoded once per run: a record
-    is a member at every level, and encoding its text again at each level was most of keying
-    the coarse communities. Rows are told apart by naId, so one instance serves one run (within
-    which a record's row does not change)."""
+def _relationship_key(row: Mapping[str, Any]) -> tuple[int, int, str]:
+    return (int(row["source"]), int(row["target"]), str(row["type"]))
+
+
+class RunRows:
+    """What one run derives from each member and relationship row, derived once: its JSON line
+    for :func:`report_input_key` and its :class:`MemberInfo` or :class:`RelationshipInfo` for
+    the context. A record is a member at every level and a relationship inside a community at
+    every level above the one that first holds both ends; encoding and converting the same rows
+    again at each level was most of keying the coarse communities and a sixth of building their
+    contexts. Rows are told apart by naId (relationships by both ends and type), so one instance
+    serves one run, within which a row does not change."""
 
     def __init__(self) -> None:
-        self._lines: dict[int, str] = {}
+        self._member_lines: dict[int, str] = {}
+        self._relationship_lines: dict[tuple[int, int, str], str] = {}
+        self._members: dict[int, MemberInfo] = {}
+        self._relationships: dict[tuple[int, int, str], RelationshipInfo] = {}
 
-    def of(self, rows: Iterable[Mapping[str, Any]]) -> list[str]:
+    def member_lines(self, rows: Iterable[Mapping[str, Any]]) -> list[str]:
         lines = []
         for row in rows:
             na_id = int(row["naId"])
-            line = self._lines.get(na_id)
+            line = self._member_lines.get(na_id)
             if line is None:
-                line = self._lines[na_id] = _ROW_ENCODER.encode(row)
+                line = self._member_lines[na_id] = _ROW_ENCODER.encode(row)
             lines.append(line)
         return lines
+
+    def relationship_lines(self, rows: Iterable[Mapping[str, Any]]) -> list[str]:
+        lines = []
+        for row in rows:
+            key = _relationship_key(row)
+            line = self._relationship_lines.get(key)
+            if line is None:
+                line = self._relationship_lines[key] = _ROW_ENCODER.encode(row)
+            lines.append(line)
+        return lines
+
+    def members(self, rows: Iterable[Mapping[str, Any]]) -> list[MemberInfo]:
+        infos = []
+        for row in rows:
+            na_id = int(row["naId"])
+            info = self._members.get(na_id)
+            if info is None:
+                info = self._members[na_id] = _member_info(row)
+            infos.append(info)
+        return infos
+
+    def relationships(self, rows: Iterable[Mapping[str, Any]]) -> list[RelationshipInfo]:
+        infos = []
+        for row in rows:
+            key = _relationship_key(row)
+            info = self._relationships.get(key)
+            if info is None:
+                info = self._relationships[key] = _relationship_info(row)
+            infos.append(info)
+        return infos
 
 
 def report_input_key(
@@ -223,7 +271,7 @@ def report_input_key(
     relationships: Sequence[Mapping[str, Any]],
     totals: MentionTotals,
     sub_report_keys: Mapping[str, str | None],
-    member_lines: MemberLines | None = None,
+    run_rows: RunRows | None = None,
 ) -> str:
     """A hash of everything :func:`context_from_rows` and the report are made from: when a
     community's key is what its node holds, the report on the node is the one a new run would
@@ -231,8 +279,8 @@ def report_input_key(
     enter in a canonical order: the graph returns them in its store's order, which differs
     between a graph built from scratch and the same graph updated, and the context does not
     depend on it. Each part is hashed as one JSON line (JSON escapes every newline), rows one
-    by one: the rows' text is serialized once, not again inside one document. `member_lines`
-    keeps the members' lines between the calls of one run."""
+    by one: the rows' text is serialized once, not again inside one document. `run_rows`
+    keeps the rows' lines between the calls of one run."""
     digest = hashlib.sha256()
 
     def part(value: Any) -> None:
@@ -241,10 +289,12 @@ def report_input_key(
 
     part([_report_code_digest(), generator, counter_key, token_budget])
     part([community["id"], community["level"], community["size"], sorted(community["children"])])
-    member_rows = (
-        _canonical_rows(members) if member_lines is None else sorted(member_lines.of(members))
-    )
-    for rows, lines in ((members, member_rows), (relationships, _canonical_rows(relationships))):
+    if run_rows is None:
+        member_rows, relationship_rows = _canonical_rows(members), _canonical_rows(relationships)
+    else:
+        member_rows = sorted(run_rows.member_lines(members))
+        relationship_rows = sorted(run_rows.relationship_lines(relationships))
+    for rows, lines in ((members, member_rows), (relationships, relationship_rows)):
         part(len(rows))
         for line in lines:
             digest.update(line.encode("utf-8"))

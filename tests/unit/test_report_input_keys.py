@@ -11,7 +11,7 @@ import pytest
 
 import nara_kg.generation.generate as generate
 from nara_kg.generation.llm import ExtractiveLLM
-from nara_kg.generation.report_rows import MemberLines, report_input_key
+from nara_kg.generation.report_rows import RunRows, context_from_rows, report_input_key
 from tests.unit.test_report_mention_totals import COMMUNITIES, FakeReports, WordCounter
 
 #: 1-y has the same members as its only sub-community 0-c: it is a copy, never keyed.
@@ -184,29 +184,41 @@ def test_the_input_key_covers_each_input() -> None:
         assert report_input_key(**{**base, name: value}) != key, name
 
 
-def test_member_lines_kept_between_levels_give_the_same_keys() -> None:
-    """A run encodes each member's line once and reuses it at the coarser levels: the keys are
-    those computed from the rows themselves, and a changed row is a changed key."""
+def test_lines_kept_between_levels_give_the_same_keys() -> None:
+    """A run encodes each member's and relationship's line once and reuses it at the coarser
+    levels: the keys are those computed from the rows themselves, and a changed row is a
+    changed key."""
     rows = [{"naId": n, "title": f"T{n}", "text": f"text {n}", "degree": n} for n in (3, 1, 2)]
+    rels = [
+        {"source": a, "target": b, "type": "INCLUDES", "sourceTitle": f"T{a}", "degree": 3}
+        for a, b in ((1, 2), (2, 3), (3, 1))
+    ]
 
-    def key(members: list[dict[str, Any]], lines: MemberLines | None) -> str:
+    def key(
+        members: list[dict[str, Any]],
+        lines: RunRows | None,
+        relationships: list[dict[str, Any]] = rels[:1],
+    ) -> str:
         return report_input_key(
             generator="extractive",
             counter_key="model|onnx",
             token_budget=1_200,
             community={"id": "1-a", "level": 1, "size": len(members), "children": []},
             members=members,
-            relationships=[],
+            relationships=relationships,
             totals={},
             sub_report_keys={},
-            member_lines=lines,
+            run_rows=lines,
         )
 
-    lines = MemberLines()
+    lines = RunRows()
     assert key(rows[:2], lines) == key(rows[:2], None)  # the finest level encodes 3 and 1
-    assert key(list(reversed(rows)), lines) == key(rows, None)  # reused, in canonical order
+    # Reused, in canonical order.
+    assert key(list(reversed(rows)), lines, rels[::-1]) == key(rows, None, rels)
     changed = [{**rows[0], "text": "edited"}, *rows[1:]]
-    assert key(changed, MemberLines()) == key(changed, None) != key(rows, None)
+    assert key(changed, RunRows()) == key(changed, None) != key(rows, None)
+    edited = [{**rels[0], "degree": 4}]
+    assert key(rows, RunRows(), edited) == key(rows, None, edited) != key(rows, None)
 
 
 def test_a_run_that_keeps_reports_keeps_the_token_counts_their_rows_had(
@@ -225,3 +237,51 @@ def test_a_run_that_keeps_reports_keeps_the_token_counts_their_rows_had(
     # A run that builds every context again forgets what it did not use.
     full = _run(monkeypatch, graph, token_counts_path=path, force=True)
     assert full.token_counts_new == 0
+
+
+def test_rows_converted_once_per_run_give_the_contexts_of_rows_converted_each_time() -> None:
+    """Contexts built through a run's :class:`RunRows` (a coarser level reusing what the finer
+    one converted) read exactly as those built from the rows themselves."""
+    members = [
+        {
+            "naId": n,
+            "title": f"Record {n}",
+            "nodeType": "item",
+            "degree": n,
+            "source": None,
+            "text": f"Record {n}\n\nBody of record {n}.",
+        }
+        for n in (1, 2, 3)
+    ]
+    rels = [
+        {
+            "source": a,
+            "target": b,
+            "type": "INCLUDES",
+            "sourceTitle": f"Record {a}",
+            "targetTitle": f"Record {b}",
+            "degree": a + b,
+        }
+        for a, b in ((1, 2), (2, 3))
+    ]
+    counter = WordCounter()
+
+    def text(community_id: str, level: int, ms: Any, rs: Any, run_rows: RunRows | None) -> str:
+        community = {"id": community_id, "level": level, "children": []}
+        return context_from_rows(
+            community,
+            ms,
+            rs,
+            {},
+            token_budget=10_000,
+            count_tokens=counter.count_tokens,
+            row_costs={},
+            run_rows=run_rows,
+        ).text
+
+    run_rows = RunRows()
+    finer = text("0-a", 0, members[:2], rels[:1], run_rows)
+    coarser = text("1-a", 1, members, rels, run_rows)
+    assert finer == text("0-a", 0, members[:2], rels[:1], None)
+    assert coarser == text("1-a", 1, members, rels, None)
+    assert "Body of record 3" in coarser and "Record 2 (2)" in coarser
