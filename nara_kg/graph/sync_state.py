@@ -34,7 +34,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from neo4j import Driver
 
-from nara_kg.graph.batches import read_all, write_one
+from nara_kg.graph.batches import batched, read_all, write_one
 from nara_kg.ingest.layout import WorkLayout, temporary_sibling
 from nara_kg.ingest.stages.common import read_json, write_json
 from nara_kg.model.schema import Label, Prop, SyncProp
@@ -73,6 +73,9 @@ UNWIND $ids AS id
 WITH id WHERE NOT EXISTS {{ MATCH (:{Label.CHUNK} {{{Prop.CHUNK_ID}: id}}) }}
 RETURN collect(id) AS missing
 """
+#: Chunk ids asked per :data:`MISSING_CHUNKS` query: a large graph's millions of ends would be
+#: one parameter held whole in the server's heap.
+_ENDS_PER_QUERY = 50_000
 
 
 def graph_signature(driver: Driver, database: str) -> tuple[Any, ...]:
@@ -130,8 +133,12 @@ class SyncedSet:
         ends = pc.unique(
             pa.concat_arrays([table[name].combine_chunks() for name in self.endpoint_columns])
         )
-        rows = read_all(self.driver, self.database, MISSING_CHUNKS, ids=ends.to_pylist())
-        missing = pa.array(rows[0]["missing"], type=ends.type)
+        found: list[str] = []
+        for ids in batched(ends.to_pylist(), _ENDS_PER_QUERY):
+            found.extend(
+                read_all(self.driver, self.database, MISSING_CHUNKS, ids=ids)[0]["missing"]
+            )
+        missing = pa.array(found, type=ends.type)
         if len(missing) == 0:
             return table
         gone = [pc.is_in(table[name], value_set=missing) for name in self.endpoint_columns]

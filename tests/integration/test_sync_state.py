@@ -101,10 +101,11 @@ def test_mentions_keep_their_count_and_surface_in_the_snapshot(chunks: Any, tmp_
 
 
 def test_relationships_of_deleted_nodes_leave_the_snapshot_trusted(
-    chunks: Any, tmp_path: Path
+    chunks: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The chunk writer deleting a node takes its relationships with it: the snapshot, less the
     rows naming that node, is still the graph's."""
+    monkeypatch.setattr(sync_state, "_ENDS_PER_QUERY", 2)  # the ends are asked in batches
     layout = WorkLayout(tmp_path)
     edges = {("s-a-0", "s-b-0"), ("s-b-0", "s-c-0"), ("s-c-0", "s-d-0")}
     sync_edges(chunks, "neo4j", Rel.INCLUDES, edges, layout)
