@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from nara_kg.generation.community_report import CommunityReport
 from nara_kg.generation.report_context import (
@@ -201,6 +201,10 @@ def _canonical_rows(rows: Iterable[Mapping[str, Any]]) -> list[str]:
     return sorted(map(_ROW_ENCODER.encode, rows))
 
 
+def _member_key(row: Mapping[str, Any]) -> int:
+    return int(row["naId"])
+
+
 def _relationship_key(row: Mapping[str, Any]) -> tuple[int, int, str]:
     return (int(row["source"]), int(row["target"]), str(row["type"]))
 
@@ -221,44 +225,37 @@ class RunRows:
         self._relationships: dict[tuple[int, int, str], RelationshipInfo] = {}
 
     def member_lines(self, rows: Iterable[Mapping[str, Any]]) -> list[str]:
-        lines = []
-        for row in rows:
-            na_id = int(row["naId"])
-            line = self._member_lines.get(na_id)
-            if line is None:
-                line = self._member_lines[na_id] = _ROW_ENCODER.encode(row)
-            lines.append(line)
-        return lines
+        return _made_once(self._member_lines, rows, _member_key, _ROW_ENCODER.encode)
 
     def relationship_lines(self, rows: Iterable[Mapping[str, Any]]) -> list[str]:
-        lines = []
-        for row in rows:
-            key = _relationship_key(row)
-            line = self._relationship_lines.get(key)
-            if line is None:
-                line = self._relationship_lines[key] = _ROW_ENCODER.encode(row)
-            lines.append(line)
-        return lines
+        return _made_once(self._relationship_lines, rows, _relationship_key, _ROW_ENCODER.encode)
 
     def members(self, rows: Iterable[Mapping[str, Any]]) -> list[MemberInfo]:
-        infos = []
-        for row in rows:
-            na_id = int(row["naId"])
-            info = self._members.get(na_id)
-            if info is None:
-                info = self._members[na_id] = _member_info(row)
-            infos.append(info)
-        return infos
+        return _made_once(self._members, rows, _member_key, _member_info)
 
     def relationships(self, rows: Iterable[Mapping[str, Any]]) -> list[RelationshipInfo]:
-        infos = []
-        for row in rows:
-            key = _relationship_key(row)
-            info = self._relationships.get(key)
-            if info is None:
-                info = self._relationships[key] = _relationship_info(row)
-            infos.append(info)
-        return infos
+        return _made_once(self._relationships, rows, _relationship_key, _relationship_info)
+
+
+_Key = TypeVar("_Key")
+_Made = TypeVar("_Made")
+
+
+def _made_once(
+    kept: dict[_Key, _Made],
+    rows: Iterable[Mapping[str, Any]],
+    key_of: Callable[[Mapping[str, Any]], _Key],
+    make: Callable[[Mapping[str, Any]], _Made],
+) -> list[_Made]:
+    """`make` of each row, taken from `kept` when a row of the same key was made before."""
+    made = []
+    for row in rows:
+        key = key_of(row)
+        value = kept.get(key)
+        if value is None:
+            value = kept[key] = make(row)
+        made.append(value)
+    return made
 
 
 def report_input_key(
