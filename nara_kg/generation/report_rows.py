@@ -127,15 +127,12 @@ def context_from_rows(
     (`done`: community id -> its report and its members' naIds, for the sub-communities;
     `mentioned`: :func:`top_mentioned` of its members; `run_rows`: the rows converted earlier
     in the run)."""
+    run_rows = RunRows() if run_rows is None else run_rows
     return build_context(
         community["id"],
         int(community["level"]),
-        [_member_info(m) for m in members] if run_rows is None else run_rows.members(members),
-        (
-            [_relationship_info(r) for r in relationships]
-            if run_rows is None
-            else run_rows.relationships(relationships)
-        ),
+        run_rows.members(members),
+        run_rows.relationships(relationships),
         [
             SubReport(child, len(done[child][1]), done[child][0], done[child][1])
             for child in community["children"]

@@ -121,13 +121,14 @@ class SyncedSet:
         if graph_revision(self.driver, self.database, self.concern) != stored.get("revision"):
             return None
         count = graph_count(self.driver, self.database, self.count_statement)
-        if count == stored.get("count"):
+        written = stored.get("count")
+        if count == written:
             return pq.read_table(path)
-        if not self.endpoint_columns or count > int(stored.get("count") or 0):
+        if not self.endpoint_columns or written is None or count > written:
             return None
         table = pq.read_table(path)
         kept = self._without_deleted_ends(table)
-        return kept if int(stored["count"]) - (table.num_rows - kept.num_rows) == count else None
+        return kept if written - (table.num_rows - kept.num_rows) == count else None
 
     def _without_deleted_ends(self, table: pa.Table) -> pa.Table:
         ends = pc.unique(
