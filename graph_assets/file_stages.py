@@ -7,9 +7,14 @@ after another, and the model encodes the texts of several files together (a wind
 `EMBED_WINDOW_TEXTS`, sorted by length across them). One process per run loads the model
 once, and a run without partitions (e.g. `dagster job execute -j kg_full_rebuild`) can cover
 the whole export, which Dagster allows only when no partitioned asset reads another through an
-op input. Each asset keeps its own partition bar, metadata and description. (Not subsettable:
-an internal dependency of a subsettable multi-asset is an op input again, and the run without
-partitions would fail on it.)
+op input. Each asset keeps its own partition bar, metadata and description.
+
+The op is subsettable, and its stages' dependencies are not op inputs (`_subsettable`). A run
+killed while Dagster stores its materializations leaves a file's first stages recorded and the
+later ones not; the backfill's "re-execute from failure" then asks for those later stages only,
+which a multi-asset that cannot be subset never runs (the retry ends COMPLETED_FAILED with
+nothing launched). `@multi_asset(can_subset=True)` would make each stage's dependency an op
+input again, and the run without partitions would fail on it.
 """
 
 import time
@@ -115,6 +120,8 @@ class _Stages:
     embedder: Embedder
     force: bool
     log: Any
+    #: Whether the run encodes (chunk_embeddings selected): only then is the model preloaded.
+    encodes: bool = True
     rows: dict[dg.AssetKey, list[dict[str, Any]]] = field(default_factory=dict)
     by_type: Counter[str] = field(default_factory=Counter)
     reasons: Counter[str] = field(default_factory=Counter)
@@ -155,7 +162,7 @@ class _Stages:
             for na_id, line, length in result.cut
         )
         self.reasons.update(result.reject_reasons)
-        if result.parsed:
+        if result.parsed and self.encodes:
             # A changed file will be chunked and encoded: the model loads meanwhile.
             self.embedder.preload()
         if result.rejected:
@@ -300,6 +307,20 @@ STAGE_ORDER = (RAW_JSONL, PARSED_RECORDS, CHUNKS, CHUNK_EMBEDDINGS)
 EMBED_WINDOW_TEXTS = 4_096
 
 
+def _subsettable(whole: dg.AssetsDefinition) -> dg.AssetsDefinition:
+    """The same op and specs (lineage included), subsettable, without op inputs for the
+    dependencies between its own stages."""
+    return dg.AssetsDefinition(
+        keys_by_input_name=whole.keys_by_input_name,
+        keys_by_output_name=whole.keys_by_output_name,
+        node_def=whole.node_def,
+        specs=list(whole.specs),
+        backfill_policy=whole.backfill_policy,
+        can_subset=True,
+    )
+
+
+@_subsettable
 @dg.multi_asset(
     name="file_stages",
     specs=FILE_SPECS,
@@ -314,22 +335,31 @@ def file_stages(
     context: dg.AssetExecutionContext, paths: PipelinePaths, embedding_model: EmbeddingModel
 ) -> Iterator[dg.AssetMaterialization | dg.MaterializeResult]:
     """Scan, parse, chunk and embed each file of the run."""
+    selected = [key for key in STAGE_ORDER if key in context.selected_asset_keys]
+    # The stages before a selected one run too (they skip what is unchanged), so that it reads
+    # current inputs; only the selected ones are reported.
+    through = STAGE_ORDER.index(selected[-1])
+    encodes = CHUNK_EMBEDDINGS in selected
     stages = _Stages(
         paths=paths,
         embedder=embedding_model.get_embedder(),
         force=is_full_rebuild(context),
         log=context.log,
+        encodes=encodes,
     )
     steps = {
-        RAW_JSONL: stages.scan,
-        PARSED_RECORDS: stages.parse,
-        CHUNKS: stages.chunk,
+        key: step
+        for key, step in {
+            RAW_JSONL: stages.scan,
+            PARSED_RECORDS: stages.parse,
+            CHUNKS: stages.chunk,
+        }.items()
+        if STAGE_ORDER.index(key) <= through
     }
-    selected = list(STAGE_ORDER)
     files, partitioned = files_of_run(
         context, paths.data_path, follow_external_links=paths.follow_external_links
     )
-    seconds = dict.fromkeys(selected, 0.0)
+    seconds = dict.fromkeys(STAGE_ORDER, 0.0)
     done: list[tuple[str, dict[dg.AssetKey, dict[str, Any]]]] = []
     failed: dict[str, str] = {}
     #: Chunked files whose texts are encoded together once they add up to a window.
@@ -340,6 +370,12 @@ def file_stages(
             raise error
         failed[rel_path] = f"{type(error).__name__}: {error}"
         context.log.error(f"{rel_path} failed: {failed[rel_path]}")
+
+    def finish(rel_path: str, rows: dict[dg.AssetKey, dict[str, Any]]) -> None:
+        reported = {key: row for key, row in rows.items() if key in selected}
+        for key, row in reported.items():
+            stages.rows.setdefault(key, []).append(row)
+        done.append((rel_path, reported))
 
     def encode_window() -> None:
         started = time.perf_counter()
@@ -356,9 +392,7 @@ def file_stages(
             except Exception as error:
                 fail(pending.rel_path, error)
                 continue
-            for key, row in rows.items():
-                stages.rows.setdefault(key, []).append(row)
-            done.append((pending.rel_path, rows))
+            finish(pending.rel_path, rows)
         seconds[CHUNK_EMBEDDINGS] += time.perf_counter() - started
         context.log.info(f"file stages: {len(done) + len(failed)}/{len(files)} files done")
         window.clear()
@@ -371,11 +405,15 @@ def file_stages(
                     started = time.perf_counter()
                     rows[key] = step(rel_path)
                     seconds[key] += time.perf_counter() - started
-                started = time.perf_counter()
-                window.append((rows, stages.plan_embedding(rel_path)))
-                seconds[CHUNK_EMBEDDINGS] += time.perf_counter() - started
+                if encodes:
+                    started = time.perf_counter()
+                    window.append((rows, stages.plan_embedding(rel_path)))
+                    seconds[CHUNK_EMBEDDINGS] += time.perf_counter() - started
             except Exception as error:  # one bad file must not take the others down
                 fail(rel_path, error)
+                continue
+            if not encodes:
+                finish(rel_path, rows)
                 continue
             if sum(len(pending.todo) for _, pending in window) >= EMBED_WINDOW_TEXTS:
                 encode_window()

@@ -264,3 +264,21 @@ def test_service_build_equals_a_one_shot_cli_build(
     actual = graph_fingerprint(neo4j_driver, neo4j_settings.database)
     save_fact("one-shot-build", {"fingerprint": actual})
     assert actual == built_service.facts["fingerprint"]
+
+
+def test_backfill_of_the_later_file_stages_alone_completes(built_service: DagsterService) -> None:
+    """What "re-execute from failure" targets when a run was killed while Dagster stored its
+    materializations: a file's `chunks` and `chunk_embeddings` without its earlier stages. The
+    daemon runs such a subset only if the multi-asset can be subset; otherwise nothing is launched
+    and the backfill ends COMPLETED_FAILED."""
+    service, api = built_service, built_service.api
+    partitions = sorted(service.register_partitions())[:3]
+    later = ["chunks", "chunk_embeddings"]
+    backfill_id = api.launch_backfill(later, partition_names=partitions, title="later stages")
+    done = api.wait_for_backfill(backfill_id, timeout=BUILD_TIMEOUT_S)
+    assert done.status == "COMPLETED_SUCCESS", f"{describe(done)}\n{service.log_tail()}"
+    assert set(done.run_statuses) == {"SUCCESS"}, describe(done)
+    assert set(done.asset_statuses) == set(later), done.asset_statuses
+    for asset in later:
+        counts = done.asset_statuses[asset]
+        assert counts["targeted"] == counts["materialized"] == len(partitions), (asset, counts)
