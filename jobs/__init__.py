@@ -35,6 +35,18 @@ EXECUTOR_ENV = "NARA_KG_EXECUTOR"
 #: NARA_KG_MAX_CONCURRENT_STEPS: steps of one run in flight at once (multiprocess, k8s).
 MAX_CONCURRENT_ENV = "NARA_KG_MAX_CONCURRENT_STEPS"
 DEFAULT_MAX_CONCURRENT = 2
+#: The code location's module (workspace.yaml, `dagster job execute -m`).
+CODE_LOCATION_MODULE = "nara_kg.app.definitions"
+
+
+def multiprocess_config(max_concurrent: int) -> dict[str, object]:
+    """Step processes forked from a server that has imported the code location once. Spawned
+    (Dagster's default), each step imports it again: 3.7 s here, so a no-change incremental
+    build of the demo data took 111 s against 60 s forked and 13.5 s in one process."""
+    return {
+        "max_concurrent": max_concurrent,
+        "start_method": {"forkserver": {"preload_modules": [CODE_LOCATION_MODULE]}},
+    }
 
 
 def executor(env: Mapping[str, str] | None = None) -> dg.ExecutorDefinition:
@@ -42,7 +54,7 @@ def executor(env: Mapping[str, str] | None = None) -> dg.ExecutorDefinition:
     kind = (source.get(EXECUTOR_ENV) or "multiprocess").strip().lower()
     concurrent = int(source.get(MAX_CONCURRENT_ENV) or DEFAULT_MAX_CONCURRENT)
     if kind == "multiprocess":
-        return dg.multiprocess_executor.configured({"max_concurrent": concurrent})
+        return dg.multiprocess_executor.configured(multiprocess_config(concurrent))
     if kind == "in_process":
         return dg.in_process_executor
     if kind == "k8s":

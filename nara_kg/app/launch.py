@@ -29,7 +29,7 @@ from graph_assets import FILE_SPECS, GRAPH_WIDE_ASSETS, retrieval_evaluation
 from graph_assets.common import plain_metadata
 from graph_assets.partitions import FULL, REBUILD_TAG, PartitionSync, input_files
 from graph_assets.partitions import sync_file_partitions as sync_partitions
-from jobs import KG_FILE_STAGES, KG_FULL_REBUILD, KG_INCREMENTAL
+from jobs import CODE_LOCATION_MODULE, KG_FILE_STAGES, KG_FULL_REBUILD, KG_INCREMENTAL
 from nara_kg.app import definitions
 from nara_kg.settings import PROJECT_ROOT
 from schedules import RANGE_END, RANGE_START
@@ -199,7 +199,7 @@ def _parallel_file_runs(
             "job",
             "execute",
             "-m",
-            "nara_kg.app.definitions",
+            CODE_LOCATION_MODULE,
             "-j",
             KG_FILE_STAGES,
             "-c",

@@ -148,6 +148,17 @@ def test_executor_is_chosen_by_environment() -> None:
         executor({"NARA_KG_EXECUTOR": "threads"})
 
 
+def test_step_processes_fork_from_a_server_that_imported_the_code_location() -> None:
+    import importlib
+
+    from jobs import CODE_LOCATION_MODULE, multiprocess_config
+
+    config = multiprocess_config(3)
+    assert config["max_concurrent"] == 3
+    assert config["start_method"] == {"forkserver": {"preload_modules": [CODE_LOCATION_MODULE]}}
+    assert hasattr(importlib.import_module(CODE_LOCATION_MODULE), "defs")
+
+
 def test_split_ranges_is_contiguous_and_even() -> None:
     keys = [f"k{i:02d}" for i in range(7)]
     assert split_ranges(keys, 3) == [("k00", "k02"), ("k03", "k04"), ("k05", "k06")]
