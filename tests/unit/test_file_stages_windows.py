@@ -28,15 +28,18 @@ def export(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _run(export: Path, work: Path) -> dg.ExecuteInProcessResult:
-    return dg.materialize(
-        [file_stages],
-        resources={
-            "paths": PipelinePaths(data_dir=str(export), work_dir=str(work)),
-            "embedding_model": EmbeddingModel(backend="standin"),
-        },
-        instance=dg.DagsterInstance.ephemeral(),
-        raise_on_error=False,
-    )
+    # A closed test instance, not a bare ephemeral one: Dagster keeps the last instance's state
+    # storage process-wide, and a garbage-collected one broke the next test that loads defs.
+    with dg.instance_for_test() as instance:
+        return dg.materialize(
+            [file_stages],
+            resources={
+                "paths": PipelinePaths(data_dir=str(export), work_dir=str(work)),
+                "embedding_model": EmbeddingModel(backend="standin"),
+            },
+            instance=instance,
+            raise_on_error=False,
+        )
 
 
 def _encoded_files(result: dg.ExecuteInProcessResult) -> set[str]:
