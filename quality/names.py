@@ -57,6 +57,8 @@ PARSED_RECORDS_BODY_CUT: Final = "parsed_records_body_cut"
 #: Ancestor cycles broken while building Includes (advisory: the hierarchy was repaired).
 ANCESTOR_CYCLES: Final = "includes_relationships_no_cycles"
 CHUNKS_INTEGRITY: Final = "chunks_integrity"
+#: The one step that runs the three Great Expectations suites on record_selection.
+RECORD_SELECTION_SUITES: Final = "record_selection_suites"
 # Graph checks (Cypher).
 GRAPH_NODES_MATCH_PARQUET: Final = "graph_nodes_match_parquet"
 TEXT_EMBEDDINGS_COMPLETE: Final = "text_embeddings_complete"

@@ -25,6 +25,7 @@ from quality.checks import (
     community_report_check,
     parsed_records_dates,
     parsed_records_integrity,
+    record_selection_suites,
     suite_metadata,
 )
 from quality.config import parse_share, reject_share_limit
@@ -356,29 +357,55 @@ def test_suites_pass_on_the_generated_export(demo_layout: dict[str, Any]) -> Non
     assert outcome.success, outcome.failed
 
 
-def invoke(check: Any, **resources: Any) -> dg.AssetCheckResult:
-    """Run one check function in process, with its own (closed afterwards) instance."""
-    with dg.instance_for_test() as instance:
-        context = dg.build_asset_check_context(resources=resources, instance=instance)
-        return check(context)
-
-
 def test_checks_invoked_directly(demo_layout: dict[str, Any]) -> None:
     paths = PipelinePaths(
         data_dir=str(demo_layout["root"] / "data"), work_dir=str(demo_layout["root"] / "work")
     )
-    for check in (parsed_records_integrity, parsed_records_dates):
-        result = invoke(check, paths=paths)
+    for suite in (parsed_records_integrity, parsed_records_dates):
+        result = suite(paths)
         assert result.passed, result.description
         assert "expectations" in result.metadata
-    result = invoke(chunks_integrity, paths=paths, embedding_model=EmbeddingModel())
+        assert result.asset_key == dg.AssetKey("record_selection")
+    result = chunks_integrity(paths, EmbeddingModel())
     assert result.passed, result.description
     assert int(str(result.metadata["rows_chunks"].value)) > 0
 
 
+def test_the_suites_run_in_one_step_and_each_can_run_alone(demo_layout: dict[str, Any]) -> None:
+    """One step evaluates the three suites (one Great Expectations import, not three); the UI
+    can still run one of them alone, and the blocking ones stay blocking."""
+    paths = PipelinePaths(
+        data_dir=str(demo_layout["root"] / "data"), work_dir=str(demo_layout["root"] / "work")
+    )
+    specs = {spec.name: spec.blocking for spec in record_selection_suites.check_specs}
+    assert specs == {
+        names.PARSED_RECORDS_INTEGRITY: True,
+        names.PARSED_RECORDS_DATES: False,
+        names.CHUNKS_INTEGRITY: True,
+    }
+    resources = {"paths": paths, "embedding_model": EmbeddingModel()}
+    with dg.instance_for_test() as instance:
+        whole = dg.materialize(
+            [record_selection_suites],
+            instance=instance,
+            resources=resources,
+            selection=dg.AssetSelection.all_asset_checks(),
+        )
+        evaluated = {e.check_name: e.passed for e in whole.get_asset_check_evaluations()}
+        assert evaluated == dict.fromkeys(specs, True)
+        dates = dg.AssetCheckKey(dg.AssetKey("record_selection"), names.PARSED_RECORDS_DATES)
+        alone = dg.materialize(
+            [record_selection_suites],
+            instance=instance,
+            resources=resources,
+            selection=dg.AssetSelection.checks(dates),
+        )
+        assert [e.check_name for e in alone.get_asset_check_evaluations()] == [dates.name]
+
+
 def test_missing_parquet_fails_the_check_with_a_hint(tmp_path: Path) -> None:
     paths = PipelinePaths(data_dir=str(tmp_path), work_dir=str(tmp_path / "work"))
-    result = invoke(parsed_records_integrity, paths=paths)
+    result = parsed_records_integrity(paths)
     assert not result.passed
     assert "materialize record_selection" in (result.description or "")
 

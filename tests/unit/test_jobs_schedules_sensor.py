@@ -151,12 +151,37 @@ def test_executor_is_chosen_by_environment() -> None:
 def test_step_processes_fork_from_a_server_that_imported_the_code_location() -> None:
     import importlib
 
-    from jobs import CODE_LOCATION_MODULE, multiprocess_config
+    from jobs import CODE_LOCATION_MODULE, STEP_PRELOAD_MODULE, multiprocess_config
 
     config = multiprocess_config(3)
     assert config["max_concurrent"] == 3
-    assert config["start_method"] == {"forkserver": {"preload_modules": [CODE_LOCATION_MODULE]}}
+    assert config["start_method"] == {"forkserver": {"preload_modules": [STEP_PRELOAD_MODULE]}}
     assert hasattr(importlib.import_module(CODE_LOCATION_MODULE), "defs")
+
+
+@pytest.mark.parametrize("with_home", [True, False])
+def test_the_step_preload_opens_and_closes_the_instance_at_dagster_home(
+    tmp_path: Path, with_home: bool
+) -> None:
+    """Imported in a fresh process (as the forkserver does), the preload module has imported the
+    code location and, where DAGSTER_HOME is set, opened the instance there (its storage set up,
+    which each step process otherwise paid for); without DAGSTER_HOME it opens none."""
+    import subprocess
+    import sys
+
+    from jobs import CODE_LOCATION_MODULE, STEP_PRELOAD_MODULE
+
+    probe = f"import sys, {STEP_PRELOAD_MODULE}; print({CODE_LOCATION_MODULE!r} in sys.modules)"
+    env = {k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"}
+    if with_home:
+        home = tmp_path / "home"
+        home.mkdir()
+        env["DAGSTER_HOME"] = str(home)
+    out = subprocess.run(
+        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "True"
+    assert (tmp_path / "home" / "history").exists() == with_home
 
 
 def test_split_ranges_is_contiguous_and_even() -> None:
