@@ -168,15 +168,35 @@ def _execute(
     asset_selection: list[dg.AssetKey] | None = None,
 ) -> None:
     job = dg.reconstructable(_JOB_FACTORIES[job_name])
-    with dg.execute_job(
-        job,
-        instance=instance,
-        run_config=config,
-        tags=tags,
-        raise_on_error=False,
-        asset_selection=asset_selection,
-    ) as result:
-        result.success  # noqa: B018 - the outcome is read from the instance afterwards
+    try:
+        with dg.execute_job(
+            job,
+            instance=instance,
+            run_config=config,
+            tags=tags,
+            raise_on_error=False,
+            asset_selection=asset_selection,
+        ) as result:
+            result.success  # noqa: B018 - the outcome is read from the instance afterwards
+    finally:
+        stop_step_forkserver()
+
+
+def stop_step_forkserver() -> None:
+    """Stop this process's forkserver (the multiprocess executor's), if one runs.
+
+    Step processes are forked from it with the environment it started with, not the one of
+    the run that forks them: a process that launched a second run after changing NARA_KG_WORK_DIR
+    (the benchmark's builds) had that run's steps read the first run's work folder. Stopped after
+    each run, the next run's steps start from a server with the current environment; a process
+    that runs one build (`nara-kg build`) loses nothing. The standard library stops it only
+    through this method, which its own tests use."""
+    from multiprocessing import forkserver
+
+    server = getattr(forkserver, "_forkserver", None)
+    stop = getattr(server, "_stop", None)
+    if callable(stop):
+        stop()
 
 
 def _parallel_file_runs(
