@@ -46,7 +46,11 @@ def multiprocess_config(max_concurrent: int) -> dict[str, object]:
     """Step processes forked from a server that has imported the code location and opened the
     instance once. Spawned (Dagster's default), each step imports it again: 3.7 s here, so a
     no-change incremental build of the demo data took 111 s, against 33-35 s forked (60 s
-    before the instance was opened in the server) and 13.5 s in one process."""
+    before the instance was opened in the server) and 13.5 s in one process.
+
+    The server keeps the environment it started with: a process that launches several runs
+    with different settings stops it between them (`nara_kg.app.launch.stop_step_forkserver`,
+    which the CLI's and the benchmark's runs call)."""
     return {
         "max_concurrent": max_concurrent,
         "start_method": {"forkserver": {"preload_modules": [STEP_PRELOAD_MODULE]}},
