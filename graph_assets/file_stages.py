@@ -347,15 +347,8 @@ def file_stages(
         log=context.log,
         encodes=encodes,
     )
-    steps = {
-        key: step
-        for key, step in {
-            RAW_JSONL: stages.scan,
-            PARSED_RECORDS: stages.parse,
-            CHUNKS: stages.chunk,
-        }.items()
-        if STAGE_ORDER.index(key) <= through
-    }
+    prepare = {RAW_JSONL: stages.scan, PARSED_RECORDS: stages.parse, CHUNKS: stages.chunk}
+    steps = {key: prepare[key] for key in STAGE_ORDER[: through + 1] if key in prepare}
     files, partitioned = files_of_run(
         context, paths.data_path, follow_external_links=paths.follow_external_links
     )

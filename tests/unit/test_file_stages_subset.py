@@ -64,22 +64,22 @@ def _vectors(work: Path) -> dict[str, list[float]]:
 def test_the_later_stages_run_alone_after_the_earlier_ones_were_recorded(
     export: Path, tmp_path: Path
 ) -> None:
-    instance = dg.DagsterInstance.ephemeral()
-    partition = sync_file_partitions(instance, export).added[0]
-    assert file_stages.can_subset
+    # Closed test instances, not bare ephemeral ones (see test_file_stages_windows.py).
+    with dg.instance_for_test() as instance, dg.instance_for_test() as other:
+        partition = sync_file_partitions(instance, export).added[0]
+        assert file_stages.can_subset
 
-    first = _run(export, tmp_path / "work", instance, partition, [RAW_JSONL, PARSED_RECORDS])
-    assert _reported(first) == {RAW_JSONL, PARSED_RECORDS}
-    assert not list((tmp_path / "work" / "embeddings").glob("*.parquet"))
+        first = _run(export, tmp_path / "work", instance, partition, [RAW_JSONL, PARSED_RECORDS])
+        assert _reported(first) == {RAW_JSONL, PARSED_RECORDS}
+        assert not list((tmp_path / "work" / "embeddings").glob("*.parquet"))
 
-    rest = _run(export, tmp_path / "work", instance, partition, [CHUNKS, CHUNK_EMBEDDINGS])
-    assert _reported(rest) == {CHUNKS, CHUNK_EMBEDDINGS}
-    recorded = {key: instance.get_materialized_partitions(key) for key in STAGE_ORDER}
-    assert all(found == {partition} for found in recorded.values()), recorded
+        rest = _run(export, tmp_path / "work", instance, partition, [CHUNKS, CHUNK_EMBEDDINGS])
+        assert _reported(rest) == {CHUNKS, CHUNK_EMBEDDINGS}
+        recorded = {key: instance.get_materialized_partitions(key) for key in STAGE_ORDER}
+        assert all(found == {partition} for found in recorded.values()), recorded
 
-    # The same vectors as one run of every stage.
-    other = dg.DagsterInstance.ephemeral()
-    sync_file_partitions(other, export)
-    whole = _run(export, tmp_path / "whole", other, partition)
-    assert _reported(whole) == set(STAGE_ORDER)
-    assert _vectors(tmp_path / "work") == _vectors(tmp_path / "whole")
+        # The same vectors as one run of every stage.
+        sync_file_partitions(other, export)
+        whole = _run(export, tmp_path / "whole", other, partition)
+        assert _reported(whole) == set(STAGE_ORDER)
+        assert _vectors(tmp_path / "work") == _vectors(tmp_path / "whole")

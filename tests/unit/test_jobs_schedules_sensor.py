@@ -160,7 +160,7 @@ def test_step_processes_fork_from_a_server_that_imported_the_code_location() -> 
 
 
 @pytest.mark.parametrize("with_home", [True, False])
-def test_the_step_preload_opens_and_closes_the_instance_at_dagster_home(
+def test_the_step_preload_opens_the_instance_at_dagster_home(
     tmp_path: Path, with_home: bool
 ) -> None:
     """Imported in a fresh process (as the forkserver does), the preload module has imported the
