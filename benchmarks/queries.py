@@ -6,11 +6,12 @@ import json
 import random
 import statistics
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from benchmarks.common import rounded
+from benchmarks.sampling import Snapshot, cpu_between
 from nara_kg.retrieval.evaluation import percentile
 
 #: Theme questions for global search besides those of the generated question file.
@@ -77,10 +78,14 @@ def measure_local_search(
     queries: list[str],
     k: int = 10,
     warm_up: Sequence[str] = (),
+    probe: Callable[[], Snapshot | None] = lambda: None,
 ) -> dict[str, Any]:
     """Hybrid local search (as `nara-kg search` and the evaluation asset run it), per query,
     after searches for the `warm_up` queries (the first ten measured ones when there are none):
-    model, driver pool, page cache, query plans."""
+    model, driver pool, page cache, query plans. `probe` snapshots the machine's CPU before and
+    after the measured searches: a search is about as much of this process's CPU as of
+    Neo4j's on two shared cores, so the p95 moves with what else the machine runs (steal,
+    other processes), and the figures say how much there was."""
     from nara_kg.retrieval.entity_path import clear_anchor_neighbourhoods
     from nara_kg.retrieval.search import clear_query_vectors, local_search
 
@@ -89,9 +94,11 @@ def measure_local_search(
     clear_query_vectors()  # every measured query encodes its vector
     # Measured queries reuse only the anchor neighbourhoods that other measured queries read.
     clear_anchor_neighbourhoods()
+    before = probe()
     latencies = [
         local_search(driver, database, embedder.encode, query, k=k).latency_ms for query in queries
     ]
+    cpu = cpu_between(before, probe())
     return {
         "queries": len(latencies),
         "warm_up_queries": len(warm_up or queries[:10]),
@@ -100,6 +107,22 @@ def measure_local_search(
         "p95_ms": rounded(percentile(latencies, 95), 2),
         "max_ms": rounded(max(latencies) if latencies else float("nan"), 2),
         "mean_ms": rounded(statistics.fmean(latencies) if latencies else float("nan"), 2),
+        "cpu": per_search_cpu(cpu, len(latencies)),
+    }
+
+
+def per_search_cpu(cpu: dict[str, Any] | None, searches: int) -> dict[str, Any] | None:
+    """:func:`~benchmarks.sampling.cpu_between` of the measured searches, with this process's
+    and Neo4j's CPU per search in milliseconds."""
+    if cpu is None or not searches:
+        return cpu
+    server = cpu.get("neo4j_cpu_seconds")
+    return {
+        **cpu,
+        "client_cpu_ms_per_search": rounded(cpu["process_cpu_seconds"] * 1000 / searches, 2),
+        "neo4j_cpu_ms_per_search": (
+            rounded(server * 1000 / searches, 2) if server is not None else None
+        ),
     }
 
 

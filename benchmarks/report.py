@@ -171,6 +171,17 @@ def markdown_report(results: dict[str, Any]) -> str:
         f"{_fmt(r.get('local_search_p50_ms'), 1)} / {_fmt(r.get('local_search_p95_ms'), 1)}",
         "local_search_p95_ms",
     )
+    cpu = local.get("cpu") or {}
+    if cpu:
+        line(
+            "5",
+            "local search: CPU per search, this process / Neo4j (ms); "
+            "steal and other processes during the searches",
+            f"{_fmt(cpu.get('client_cpu_ms_per_search'), 1)} / "
+            f"{_fmt(cpu.get('neo4j_cpu_ms_per_search'), 1)}; "
+            f"{_fmt(cpu.get('steal_seconds'), 2)} s / "
+            f"{_fmt((cpu.get('other_processes_share') or 0) * 100, 1)}%",
+        )
     glob = r.get("global_search") or {}
     line(
         "5",

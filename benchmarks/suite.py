@@ -50,6 +50,7 @@ from benchmarks.queries import (
     measure_local_search,
 )
 from benchmarks.real_questions import measure_real_questions
+from benchmarks.sampling import local_server_pid, snapshot
 from benchmarks.writes import measure_writes
 from nara_kg.embedding.encoder import DEFAULT_BACKEND, DEFAULT_BATCH_SIZE
 from nara_kg.embedding.standin import STANDIN_BACKEND
@@ -308,8 +309,14 @@ def run_suite(opts: SuiteOptions, settings: Neo4jSettings, log: Log = quiet) -> 
             queries, warm_up = local_queries_with_warm_up(
                 data_dir, work_dir, opts.local_queries, opts.seed
             )
+            server_pid = local_server_pid()
             local = measure_local_search(
-                driver, settings.database, embedder, queries, warm_up=warm_up
+                driver,
+                settings.database,
+                embedder,
+                queries,
+                warm_up=warm_up,
+                probe=lambda: snapshot(server_pid),
             )
             global_ = measure_global_search(
                 driver,

@@ -54,3 +54,40 @@ def test_the_warm_up_queries_follow_the_measured_ones(monkeypatch: pytest.Monkey
     measured, warm_up = bench_queries.local_queries_with_warm_up(None, None, 100, 0)  # type: ignore[arg-type]
     assert measured == pool[:100]
     assert warm_up == pool[100 : 100 + bench_queries.WARM_UP_QUERIES]
+
+
+def test_the_cpu_of_the_measured_searches_only_is_reported_per_search(
+    searched: Searched,
+) -> None:
+    from benchmarks.sampling import Snapshot
+
+    readings = iter(
+        [
+            Snapshot(
+                100.0, 0.0, self_cpu=10.0, server_cpu=50.0, machine_busy=70.0, machine_steal=5
+            ),
+            Snapshot(
+                101.0, 0.0, self_cpu=10.3, server_cpu=50.2, machine_busy=70.6, machine_steal=5.25
+            ),
+        ]
+    )
+    probes: list[int] = []
+
+    def probe() -> Snapshot:
+        probes.append(len(searched.queries))
+        return next(readings)
+
+    result = bench_queries.measure_local_search(
+        None, "neo4j", Encoder(), ["a", "b"], warm_up=["w"], probe=probe
+    )
+    assert probes == [1, 3]  # after the warm-up, and after the last measured search
+    cpu = result["cpu"]
+    assert cpu["client_cpu_ms_per_search"] == 150.0
+    assert cpu["neo4j_cpu_ms_per_search"] == 100.0
+    assert cpu["steal_seconds"] == 0.25
+    assert cpu["other_processes_cpu_seconds"] == 0.1
+
+
+def test_without_a_probe_no_cpu_is_reported(searched: Searched) -> None:
+    result = bench_queries.measure_local_search(None, "neo4j", Encoder(), ["a"], warm_up=["w"])
+    assert result["cpu"] is None
