@@ -86,7 +86,8 @@ def markdown_report(results: dict[str, Any]) -> str:
     )
     line(
         "4",
-        "API latency p50 / p95 (ms): POST /api/search, POST /api/ask",
+        f"API latency p50 / p95 (ms, k = {_fmt((r.get('api') or {}).get('k'))}): "
+        "POST /api/search, POST /api/ask",
         f"{_fmt(r.get('api_search_p50_ms'), 1)} / {_fmt(r.get('api_search_p95_ms'), 1)}, "
         f"{_fmt(r.get('api_ask_p50_ms'), 1)} / {_fmt(r.get('api_ask_p95_ms'), 1)}",
     )

@@ -68,3 +68,24 @@ def test_the_real_record_questions_are_reported_per_kind() -> None:
     assert "date (16): hit@1 / hit@5 / MRR@10 | 1.000 / 1.000 / 1.000 |" in text
     results["real_questions"] = {"skipped": "no real export at /x"}
     assert "real-record questions | skipped: no real export at /x" in markdown_report(results)
+
+
+def test_the_local_searches_cpu_and_the_apis_k_are_reported() -> None:
+    results = _results()
+    results["api"] = {"k": 5}
+    results["local_search"] = {
+        "queries": 100,
+        "cpu": {
+            "client_cpu_ms_per_search": 15.4,
+            "neo4j_cpu_ms_per_search": 15.2,
+            "steal_seconds": 0.5,
+            "other_processes_share": 0.031,
+        },
+    }
+    text = markdown_report(results)
+    assert "API latency p50 / p95 (ms, k = 5)" in text
+    assert "steal and other processes during the searches | 15.4 / 15.2; 0.50 s / 3.1% |" in text
+
+
+def test_without_the_cpu_of_the_searches_there_is_no_cpu_row() -> None:
+    assert "CPU per search" not in markdown_report(_results())
