@@ -84,6 +84,15 @@ def markdown_report(results: dict[str, Any]) -> str:
         "build / time in the model during the build (same process, same time)",
         _fmt(r.get("build_over_model_ratio")),
     )
+    build_cpu = (r.get("contention") or {}).get("build") or {}
+    by_thread = build_cpu.get("neo4j_cpu_by_thread") or {}
+    if by_thread:
+        line(
+            "2",
+            "Neo4j's CPU during the build, busiest threads (s)",
+            f"{_fmt(build_cpu.get('neo4j_cpu_seconds'), 1)}: "
+            + ", ".join(f"{name} {_fmt(seconds, 1)}" for name, seconds in by_thread.items()),
+        )
     line(
         "4",
         f"API latency p50 / p95 (ms, k = {_fmt((r.get('api') or {}).get('k'))}): "

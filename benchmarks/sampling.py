@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import threading
 import time
 from dataclasses import dataclass
@@ -18,8 +19,8 @@ _CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 @dataclass(frozen=True)
 class Snapshot:
-    """One reading of /proc: this process's RSS and CPU, the local Neo4j server's CPU, and the
-    whole machine's busy and steal CPU (seconds since boot)."""
+    """One reading of /proc: this process's RSS and CPU, the local Neo4j server's CPU (in all,
+    and per thread name), and the whole machine's busy and steal CPU (seconds since boot)."""
 
     wall: float
     rss_mb: float
@@ -27,11 +28,48 @@ class Snapshot:
     server_cpu: float | None
     machine_busy: float
     machine_steal: float
+    server_threads: dict[str, float] | None = None
 
 
 def _process_cpu(pid: int | str) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / _CLK_TCK
+
+
+#: A pool thread's number at the end of its name ("GC Thread#1", "gds-3", "G1 Refine#0"): the
+#: threads of one pool count together.
+_THREAD_NUMBER = re.compile(r"[#-]?\d+$")
+#: Most thread names a CPU split lists (the busiest); the rest are added up under "other".
+THREAD_NAMES_LISTED = 8
+
+
+def _threads_cpu(pid: int | str) -> dict[str, float]:
+    """CPU seconds of the process's live threads, added up per thread name (Linux keeps 15
+    characters of it: "neo4j.BoltWorke", "C2 CompilerThre")."""
+    totals: dict[str, float] = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            text = (task / "stat").read_text()
+            name = _THREAD_NUMBER.sub("", text[text.index("(") + 1 : text.rindex(")")]) or "?"
+            fields = text.rsplit(")", 1)[1].split()
+            seconds = (int(fields[11]) + int(fields[12])) / _CLK_TCK
+            totals[name] = totals.get(name, 0.0) + seconds
+    return totals
+
+
+def threads_between(
+    before: dict[str, float], after: dict[str, float], total: float
+) -> dict[str, float]:
+    """Where `total` seconds of a process's CPU went between two readings of `_threads_cpu`,
+    busiest thread names first; "other" holds the names not listed and the threads that ended
+    in between (whose CPU the process's total keeps and no live thread shows)."""
+    spent = {name: after[name] - before.get(name, 0.0) for name in after}
+    busiest = sorted((n for n in spent if spent[n] > 0), key=lambda n: -spent[n])
+    listed = {name: round(spent[name], 3) for name in busiest[:THREAD_NAMES_LISTED]}
+    rest = round(total - sum(spent[name] for name in busiest[:THREAD_NAMES_LISTED]), 3)
+    if rest > 0:
+        listed["other"] = rest
+    return listed
 
 
 def _rss_mb() -> float:
@@ -47,9 +85,11 @@ def snapshot(server_pid: int | None = None) -> Snapshot | None:
         cpu = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
         user, nice, system, _idle, _iowait, irq, softirq, steal = cpu[:8]
         server = None
+        server_threads = None
         if server_pid is not None:
             with contextlib.suppress(OSError, IndexError, ValueError):
                 server = _process_cpu(server_pid)
+                server_threads = _threads_cpu(server_pid)
         return Snapshot(
             wall=time.time(),
             rss_mb=_rss_mb(),
@@ -57,6 +97,7 @@ def snapshot(server_pid: int | None = None) -> Snapshot | None:
             server_cpu=server,
             machine_busy=(user + nice + system + irq + softirq) / _CLK_TCK,
             machine_steal=steal / _CLK_TCK,
+            server_threads=server_threads,
         )
     except (OSError, IndexError, ValueError):
         return None
@@ -76,6 +117,11 @@ def cpu_between(before: Snapshot | None, after: Snapshot | None) -> dict[str, An
     )
     others = after.machine_busy - before.machine_busy - own - (server or 0.0)
     capacity = wall * (os.cpu_count() or 1)
+    by_thread = (
+        threads_between(before.server_threads, after.server_threads, server)
+        if server is not None and before.server_threads and after.server_threads
+        else None
+    )
     return {
         "wall_seconds": rounded(wall),
         "process_cpu_seconds": rounded(own),
@@ -83,6 +129,7 @@ def cpu_between(before: Snapshot | None, after: Snapshot | None) -> dict[str, An
         "other_processes_cpu_seconds": rounded(max(others, 0.0)),
         "other_processes_share": rounded(max(others, 0.0) / capacity, 3) if capacity else None,
         "steal_seconds": rounded(after.machine_steal - before.machine_steal),
+        "neo4j_cpu_by_thread": by_thread,
     }
 
 
@@ -106,6 +153,11 @@ def summed_cpu(parts: list[dict[str, Any] | None]) -> dict[str, Any] | None:
     total["other_processes_share"] = (
         rounded(others / capacity, 3) if capacity and others is not None else None
     )
+    threads: dict[str, float] = {}
+    for span in spans:
+        for name, seconds in (span.get("neo4j_cpu_by_thread") or {}).items():
+            threads[name] = round(threads.get(name, 0.0) + seconds, 3)
+    total["neo4j_cpu_by_thread"] = dict(sorted(threads.items(), key=lambda kv: -kv[1])) or None
     return {name: total[name] for name in spans[0]}
 
 

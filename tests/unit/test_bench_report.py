@@ -89,3 +89,18 @@ def test_the_local_searches_cpu_and_the_apis_k_are_reported() -> None:
 
 def test_without_the_cpu_of_the_searches_there_is_no_cpu_row() -> None:
     assert "CPU per search" not in markdown_report(_results())
+
+
+def test_neo4j_cpu_in_the_build_is_reported_by_thread() -> None:
+    results = _results()
+    results["contention"] = {
+        "build": {
+            "neo4j_cpu_seconds": 20.04,
+            "neo4j_cpu_by_thread": {"neo4j.BoltWorke": 15.0, "C2 CompilerThre": 4.0, "other": 1.04},
+        }
+    }
+    text = markdown_report(results)
+    assert (
+        "busiest threads (s) | 20.0: neo4j.BoltWorke 15.0, C2 CompilerThre 4.0, other 1.0 |" in text
+    )
+    assert "busiest threads" not in markdown_report(_results())
