@@ -56,19 +56,70 @@ def local_queries(data_dir: Path, work_dir: Path, count: int, seed: int) -> list
     return (queries + titles)[:count]
 
 
-#: Searches run before the measured ones, on other queries: a server that has just built the
-#: graph has planned none of the search's statements and compiled none of their code: on a
-#: just-started server, 100 searches after ten had p50 32 ms, the next 100 26 ms.
-WARM_UP_QUERIES = 50
+#: Searches run before the measured ones, over other records' titles (cycled when there are
+#: fewer), stopping early after WARM_UP_SECONDS. Neo4j's JIT compiles the search path slowly on
+#: two cores: after a restart and a build, its CPU per search fell from 48 ms over the first 250
+#: searches to 23 ms over the third 250 and 14 ms over the eighth (9 ms after several thousand),
+#: and the p95 from 56 to 25 ms. A p95 taken after a few dozen searches measured how recently the
+#: server had started; this one is that of a server that has been answering searches, as a
+#: serving one has. The first searches after the build are reported beside it
+#: (`first_searches`), and the warm-up's CPU per search pass by pass (`warm_up.passes`).
+WARM_UP_SEARCHES = 4_000
+WARM_UP_SECONDS = 120.0
+#: Searches per pass of the warm-up's record.
+WARM_UP_PASS = 250
 
 
 def local_queries_with_warm_up(
     data_dir: Path, work_dir: Path, count: int, seed: int
 ) -> tuple[list[str], list[str]]:
-    """:func:`local_queries` (the measured ones) and up to :data:`WARM_UP_QUERIES` further titles
-    to warm the server up on."""
-    queries = local_queries(data_dir, work_dir, count + WARM_UP_QUERIES, seed)
+    """:func:`local_queries` (the measured ones) and up to :data:`WARM_UP_SEARCHES` further
+    titles to warm the server up on."""
+    queries = local_queries(data_dir, work_dir, count + WARM_UP_SEARCHES, seed)
     return queries[:count], queries[count:]
+
+
+def _latency_figures(latencies: Sequence[float]) -> dict[str, Any]:
+    return {
+        "p50_ms": rounded(percentile(list(latencies), 50), 2),
+        "p95_ms": rounded(percentile(list(latencies), 95), 2),
+        "max_ms": rounded(max(latencies) if latencies else float("nan"), 2),
+        "mean_ms": rounded(statistics.fmean(latencies) if latencies else float("nan"), 2),
+    }
+
+
+def _warm_up(
+    search: Callable[[str], float],
+    queries: Sequence[str],
+    searches: int,
+    seconds: float,
+    probe: Callable[[], Snapshot | None],
+) -> tuple[list[float], list[dict[str, Any]]]:
+    """`searches` searches cycling over `queries` (fewer past `seconds`): their latencies, and
+    per pass of :data:`WARM_UP_PASS` searches the p95 and the CPU per search."""
+    latencies: list[float] = []
+    passes: list[dict[str, Any]] = []
+    started = time.perf_counter()
+    before, pass_start = probe(), 0
+    while len(latencies) < searches:
+        latencies.append(search(queries[len(latencies) % len(queries)]))
+        out_of_time = time.perf_counter() - started >= seconds
+        if len(latencies) - pass_start == WARM_UP_PASS or len(latencies) == searches or out_of_time:
+            after = probe()
+            taken = latencies[pass_start:]
+            cpu = per_search_cpu(cpu_between(before, after), len(taken)) or {}
+            passes.append(
+                {
+                    "searches": len(taken),
+                    "p95_ms": rounded(percentile(taken, 95), 2),
+                    "client_cpu_ms_per_search": cpu.get("client_cpu_ms_per_search"),
+                    "neo4j_cpu_ms_per_search": cpu.get("neo4j_cpu_ms_per_search"),
+                }
+            )
+            before, pass_start = after, len(latencies)
+            if out_of_time:
+                break
+    return latencies, passes
 
 
 def measure_local_search(
@@ -79,35 +130,41 @@ def measure_local_search(
     k: int = 10,
     warm_up: Sequence[str] = (),
     probe: Callable[[], Snapshot | None] = lambda: None,
+    warm_up_searches: int | None = None,
+    warm_up_seconds: float = WARM_UP_SECONDS,
 ) -> dict[str, Any]:
     """Hybrid local search (as `nara-kg search` and the evaluation asset run it), per query,
-    after searches for the `warm_up` queries (the first ten measured ones when there are none):
-    model, driver pool, page cache, query plans. `probe` snapshots the machine's CPU before and
-    after the measured searches: a search is about as much of this process's CPU as of
-    Neo4j's on two shared cores, so the p95 moves with what else the machine runs (steal,
-    other processes), and the figures say how much there was."""
+    after `warm_up_searches` searches (one pass by default) over the `warm_up` queries (the first
+    ten measured ones when there are none): model, driver pool, page cache, query plans and the
+    server's compiled code. `probe` snapshots the machine's CPU: a search is about as much of
+    this process's CPU as of Neo4j's on two shared cores, so the p95 moves with what else the
+    machine runs (steal, other processes), and the figures say how much there was."""
     from nara_kg.retrieval.entity_path import clear_anchor_neighbourhoods
     from nara_kg.retrieval.search import clear_query_vectors, local_search
 
-    for query in warm_up or queries[:10]:
-        local_search(driver, database, embedder.encode, query, k=k)
+    def search(query: str) -> float:
+        return local_search(driver, database, embedder.encode, query, k=k).latency_ms
+
+    warm = list(warm_up) or queries[:10]
+    warm_latencies, passes = _warm_up(
+        search, warm, warm_up_searches or len(warm), warm_up_seconds, probe
+    )
     clear_query_vectors()  # every measured query encodes its vector
     # Measured queries reuse only the anchor neighbourhoods that other measured queries read.
     clear_anchor_neighbourhoods()
     before = probe()
-    latencies = [
-        local_search(driver, database, embedder.encode, query, k=k).latency_ms for query in queries
-    ]
+    latencies = [search(query) for query in queries]
     cpu = cpu_between(before, probe())
     return {
         "queries": len(latencies),
-        "warm_up_queries": len(warm_up or queries[:10]),
+        "warm_up_queries": len(warm),
         "k": k,
-        "p50_ms": rounded(percentile(latencies, 50), 2),
-        "p95_ms": rounded(percentile(latencies, 95), 2),
-        "max_ms": rounded(max(latencies) if latencies else float("nan"), 2),
-        "mean_ms": rounded(statistics.fmean(latencies) if latencies else float("nan"), 2),
+        **_latency_figures(latencies),
         "cpu": per_search_cpu(cpu, len(latencies)),
+        "warm_up": {"searches": len(warm_latencies), "passes": passes},
+        #: The first searches after the build, as many as are measured: the server as the build
+        #: left it.
+        "first_searches": _latency_figures(warm_latencies[: len(queries)]),
     }
 
 

@@ -177,10 +177,28 @@ def markdown_report(results: dict[str, Any]) -> str:
     local = r.get("local_search") or {}
     line(
         "5",
-        f"local (hybrid) search p50 / p95 (ms, {_fmt(local.get('queries'))} queries)",
+        f"local (hybrid) search p50 / p95 (ms, {_fmt(local.get('queries'))} queries after "
+        f"{_fmt((local.get('warm_up') or {}).get('searches', local.get('warm_up_queries')))} "
+        "warm-up searches)",
         f"{_fmt(r.get('local_search_p50_ms'), 1)} / {_fmt(r.get('local_search_p95_ms'), 1)}",
         "local_search_p95_ms",
     )
+    first = local.get("first_searches") or {}
+    if first:
+        line(
+            "5",
+            f"local search: the first {_fmt(local.get('queries'))} searches after the build, "
+            "p50 / p95 (ms)",
+            f"{_fmt(first.get('p50_ms'), 1)} / {_fmt(first.get('p95_ms'), 1)}",
+        )
+    passes = (local.get("warm_up") or {}).get("passes") or []
+    if passes and passes[0].get("neo4j_cpu_ms_per_search") is not None:
+        line(
+            "5",
+            "local search warm-up: Neo4j's CPU per search, pass by pass "
+            f"({_fmt(passes[0].get('searches'))} searches each) (ms)",
+            " → ".join(_fmt(p.get("neo4j_cpu_ms_per_search"), 1) for p in passes),
+        )
     cpu = local.get("cpu") or {}
     if cpu:
         line(

@@ -47,13 +47,13 @@ def test_without_warm_up_queries_the_first_measured_ones_warm_up(searched: Searc
 
 
 def test_the_warm_up_queries_follow_the_measured_ones(monkeypatch: pytest.MonkeyPatch) -> None:
-    pool = [f"q{i}" for i in range(200)]
+    pool = [f"q{i}" for i in range(100 + bench_queries.WARM_UP_SEARCHES + 50)]
     monkeypatch.setattr(
         bench_queries, "local_queries", lambda data, work, count, seed: pool[:count]
     )
     measured, warm_up = bench_queries.local_queries_with_warm_up(None, None, 100, 0)  # type: ignore[arg-type]
     assert measured == pool[:100]
-    assert warm_up == pool[100 : 100 + bench_queries.WARM_UP_QUERIES]
+    assert warm_up == pool[100 : 100 + bench_queries.WARM_UP_SEARCHES]
 
 
 def test_the_cpu_of_the_measured_searches_only_is_reported_per_search(
@@ -61,8 +61,11 @@ def test_the_cpu_of_the_measured_searches_only_is_reported_per_search(
 ) -> None:
     from benchmarks.sampling import Snapshot
 
+    warm_up = Snapshot(90.0, 0.0, self_cpu=1.0, server_cpu=1.0, machine_busy=2.0, machine_steal=0)
     readings = iter(
         [
+            warm_up,
+            warm_up,
             Snapshot(
                 100.0, 0.0, self_cpu=10.0, server_cpu=50.0, machine_busy=70.0, machine_steal=5
             ),
@@ -80,7 +83,8 @@ def test_the_cpu_of_the_measured_searches_only_is_reported_per_search(
     result = bench_queries.measure_local_search(
         None, "neo4j", Encoder(), ["a", "b"], warm_up=["w"], probe=probe
     )
-    assert probes == [1, 3]  # after the warm-up, and after the last measured search
+    # before and after the warm-up, and after the last measured search
+    assert probes == [0, 1, 1, 3]
     cpu = result["cpu"]
     assert cpu["client_cpu_ms_per_search"] == 150.0
     assert cpu["neo4j_cpu_ms_per_search"] == 100.0
@@ -91,3 +95,40 @@ def test_the_cpu_of_the_measured_searches_only_is_reported_per_search(
 def test_without_a_probe_no_cpu_is_reported(searched: Searched) -> None:
     result = bench_queries.measure_local_search(None, "neo4j", Encoder(), ["a"], warm_up=["w"])
     assert result["cpu"] is None
+
+
+def test_the_warm_up_cycles_its_queries_until_its_count(searched: Searched) -> None:
+    result = bench_queries.measure_local_search(
+        None, "neo4j", Encoder(), ["a"], warm_up=["w1", "w2"], warm_up_searches=5
+    )
+    assert searched.queries == ["w1", "w2", "w1", "w2", "w1", "a"]
+    assert result["warm_up"]["searches"] == 5
+
+
+def test_the_warm_up_stops_when_its_time_is_up(searched: Searched) -> None:
+    result = bench_queries.measure_local_search(
+        None, "neo4j", Encoder(), ["a"], warm_up=["w"], warm_up_searches=50, warm_up_seconds=0.0
+    )
+    assert searched.queries == ["w", "a"]
+    assert [p["searches"] for p in result["warm_up"]["passes"]] == [1]
+
+
+def test_the_warm_up_is_recorded_pass_by_pass(
+    searched: Searched, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bench_queries, "WARM_UP_PASS", 2)
+    result = bench_queries.measure_local_search(
+        None, "neo4j", Encoder(), ["a"], warm_up=["w", "www"], warm_up_searches=5
+    )
+    passes = result["warm_up"]["passes"]
+    assert [p["searches"] for p in passes] == [2, 2, 1]
+    assert [p["p95_ms"] for p in passes] == [3.0, 3.0, 1.0]
+
+
+def test_the_first_searches_after_the_build_are_reported_apart(searched: Searched) -> None:
+    result = bench_queries.measure_local_search(
+        None, "neo4j", Encoder(), ["a", "b"], warm_up=["wwww", "www", "w"], warm_up_searches=3
+    )
+    # as many warm-up searches as are measured: the first two, 4 and 3 characters long
+    assert result["first_searches"]["max_ms"] == 4.0
+    assert result["max_ms"] == 1.0

@@ -104,3 +104,23 @@ def test_neo4j_cpu_in_the_build_is_reported_by_thread() -> None:
         "busiest threads (s) | 20.0: neo4j.BoltWorke 15.0, C2 CompilerThre 4.0, other 1.0 |" in text
     )
     assert "busiest threads" not in markdown_report(_results())
+
+
+def test_the_local_search_warm_up_and_the_first_searches_are_reported() -> None:
+    results = _results()
+    results["local_search"] = {
+        "queries": 100,
+        "warm_up": {
+            "searches": 2000,
+            "passes": [
+                {"searches": 250, "neo4j_cpu_ms_per_search": 57.1},
+                {"searches": 250, "neo4j_cpu_ms_per_search": 12.04},
+            ],
+        },
+        "first_searches": {"p50_ms": 38.76, "p95_ms": 59.73},
+    }
+    text = markdown_report(results)
+    assert "(ms, 100 queries after 2,000 warm-up searches)" in text
+    assert "the first 100 searches after the build, p50 / p95 (ms) | 38.8 / 59.7 |" in text
+    assert "pass by pass (250 searches each) (ms) | 57.1 → 12.0 |" in text
+    assert "first 100 searches" not in markdown_report(_results())
