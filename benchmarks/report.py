@@ -277,13 +277,14 @@ def markdown_report(results: dict[str, Any]) -> str:
             "shared machine but the benchmark and its Neo4j):",
             "",
             "| phase | wall (s) | benchmark CPU-s | Neo4j CPU-s | other processes CPU-s "
-            "(share of all CPUs) |",
-            "|---|---|---|---|---|",
+            "(share of all CPUs) | steal (s) |",
+            "|---|---|---|---|---|---|",
         ]
         for name, label in (
             ("build", "whole build"),
             ("text_embeddings_step", "`text_embeddings` step"),
             ("plain_encode", "plain encode of the same texts"),
+            ("incremental", "incremental build"),
         ):
             row = contention.get(name)
             if row:
@@ -292,7 +293,8 @@ def markdown_report(results: dict[str, Any]) -> str:
                     f"{_fmt(row.get('process_cpu_seconds'), 1)} | "
                     f"{_fmt(row.get('neo4j_cpu_seconds'), 1)} | "
                     f"{_fmt(row.get('other_processes_cpu_seconds'), 1)} "
-                    f"({_fmt((row.get('other_processes_share') or 0) * 100, 0)}%) |"
+                    f"({_fmt((row.get('other_processes_share') or 0) * 100, 0)}%) | "
+                    f"{_fmt(row.get('steal_seconds'), 1)} |"
                 )
         if r.get("build_over_embedding_cpu_ratio") is not None:
             lines += [

@@ -124,3 +124,18 @@ def test_the_local_search_warm_up_and_the_first_searches_are_reported() -> None:
     assert "the first 100 searches after the build, p50 / p95 (ms) | 38.8 / 59.7 |" in text
     assert "pass by pass (250 searches each) (ms) | 57.1 → 12.0 |" in text
     assert "first 100 searches" not in markdown_report(_results())
+
+
+def test_the_incremental_builds_cpu_and_steal_are_reported() -> None:
+    results = _results()
+    results["contention"] = {
+        "incremental": {
+            "wall_seconds": 16.0,
+            "process_cpu_seconds": 9.1,
+            "neo4j_cpu_seconds": 2.3,
+            "other_processes_cpu_seconds": 0.2,
+            "other_processes_share": 0.006,
+            "steal_seconds": 4.5,
+        }
+    }
+    assert "| incremental build | 16.0 | 9.1 | 2.3 | 0.2 (1%) | 4.5 |" in markdown_report(results)
