@@ -141,3 +141,14 @@ def test_parallel_partition_builds_are_reported(results: dict[str, Any]) -> None
     assert one["files"] == two["files"] > 1
     assert 0.0 <= results["build_not_model_share"] <= 1.0
     assert parallel["speedup"] > 0
+
+
+def test_local_search_is_measured_after_its_warm_up(results: dict[str, Any]) -> None:
+    local = results["local_search"]
+    warm_up = local["warm_up"]
+    assert warm_up["searches"] >= 1
+    assert sum(p["searches"] for p in warm_up["passes"]) == warm_up["searches"]
+    assert _positive(local["first_searches"]["p95_ms"])
+    # on Linux this process's CPU during each pass is read from /proc
+    assert warm_up["passes"][0]["client_cpu_ms_per_search"] > 0
+    assert results["contention"]["incremental"]["wall_seconds"] > 0
