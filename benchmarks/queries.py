@@ -56,14 +56,15 @@ def local_queries(data_dir: Path, work_dir: Path, count: int, seed: int) -> list
     return (queries + titles)[:count]
 
 
-#: Searches run before the measured ones, over other records' titles (cycled when there are
-#: fewer), stopping early after WARM_UP_SECONDS. Neo4j's JIT compiles the search path slowly on
-#: two cores: after a restart and a build, its CPU per search fell from 48 ms over the first 250
-#: searches to 23 ms over the third 250 and 14 ms over the eighth (9 ms after several thousand),
-#: and the p95 from 56 to 25 ms. A p95 taken after a few dozen searches measured how recently the
-#: server had started; this one is that of a server that has been answering searches, as a
-#: serving one has. The first searches after the build are reported beside it
-#: (`first_searches`), and the warm-up's CPU per search pass by pass (`warm_up.passes`).
+#: Searches run before the measured ones, one per other record's title (as many as the graph
+#: has, up to this), stopping early after WARM_UP_SECONDS. Neo4j's JIT compiles the search
+#: path slowly on two cores: after a restart and a build, its CPU per search fell from 48 ms
+#: over the first 250 searches to 23 ms over the third 250 and 14 ms over the eighth (9 ms
+#: after several thousand), and the p95 from 56 to 25 ms. A p95 taken after a few dozen
+#: searches measured how recently the server had started; this one is that of a server that has
+#: been answering searches, as a serving one has. The first searches after the build are
+#: reported beside it (`first_searches`), and the warm-up's CPU per search pass by pass
+#: (`warm_up.passes`).
 WARM_UP_SEARCHES = 4_000
 WARM_UP_SECONDS = 120.0
 #: Searches per pass of the warm-up's record.
@@ -81,8 +82,8 @@ def local_queries_with_warm_up(
 
 def _latency_figures(latencies: Sequence[float]) -> dict[str, Any]:
     return {
-        "p50_ms": rounded(percentile(list(latencies), 50), 2),
-        "p95_ms": rounded(percentile(list(latencies), 95), 2),
+        "p50_ms": rounded(percentile(latencies, 50), 2),
+        "p95_ms": rounded(percentile(latencies, 95), 2),
         "max_ms": rounded(max(latencies) if latencies else float("nan"), 2),
         "mean_ms": rounded(statistics.fmean(latencies) if latencies else float("nan"), 2),
     }

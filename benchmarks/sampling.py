@@ -31,9 +31,14 @@ class Snapshot:
     server_threads: dict[str, float] | None = None
 
 
-def _process_cpu(pid: int | str) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+def _stat_cpu(stat: str) -> float:
+    """User + system CPU seconds of a /proc `stat` line (of a process or one of its threads)."""
+    fields = stat.rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / _CLK_TCK
+
+
+def _process_cpu(pid: int | str) -> float:
+    return _stat_cpu(Path(f"/proc/{pid}/stat").read_text())
 
 
 #: A pool thread's number at the end of its name ("GC Thread#1", "gds-3", "G1 Refine#0"): the
@@ -51,9 +56,7 @@ def _threads_cpu(pid: int | str) -> dict[str, float]:
         with contextlib.suppress(OSError, IndexError, ValueError):
             text = (task / "stat").read_text()
             name = _THREAD_NUMBER.sub("", text[text.index("(") + 1 : text.rindex(")")]) or "?"
-            fields = text.rsplit(")", 1)[1].split()
-            seconds = (int(fields[11]) + int(fields[12])) / _CLK_TCK
-            totals[name] = totals.get(name, 0.0) + seconds
+            totals[name] = totals.get(name, 0.0) + _stat_cpu(text)
     return totals
 
 
