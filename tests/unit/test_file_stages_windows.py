@@ -117,3 +117,55 @@ def test_the_run_lets_go_of_token_ids_no_window_encoded(
     result = _run(export, tmp_path / "work")
     assert not result.success
     assert forgotten == [1]  # once, at the end of the op, though every window failed
+
+
+def test_files_are_prepared_two_at_a_time_and_a_bad_one_fails_alone(
+    export: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    from nara_kg.ingest.stages import chunks
+
+    chunk_file = chunks.chunk_file
+    threads: set[str] = set()
+    seen: list[str] = []
+
+    def flaky(file: Any, *args: Any, **kwargs: Any) -> Any:
+        threads.add(threading.current_thread().name)
+        seen.append(file.rel_path)
+        if len(seen) == 2:
+            raise ValueError("a broken part")
+        return chunk_file(file, *args, **kwargs)
+
+    monkeypatch.setattr(chunks, "chunk_file", flaky)
+    result = _run(export, tmp_path / "work")
+    assert not result.success
+    failure = next(event for event in result.all_events if event.is_step_failure)
+    assert f"1 of {len(seen)} files failed" in str(failure.step_failure_data.error)
+    assert _encoded_files(result) == set(seen) - {seen[1]}
+    assert len(threads) == file_stages_module.PREPARE_THREADS > 1
+    assert all(name.startswith("file-stages") for name in threads)
+
+
+def test_two_threads_report_what_one_thread_reports(
+    export: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def summaries(result: dg.ExecuteInProcessResult) -> dict[str, dict[str, Any]]:
+        assert result.success
+        return {
+            event.asset_key.to_user_string(): {
+                name: value.value
+                for name, value in event.step_materialization_data.materialization.metadata.items()
+                if name not in ("seconds", "encoding_seconds", "chunks_per_second", "per_file")
+                and "dir" not in name
+            }
+            for event in result.get_asset_materialization_events()
+            if not event.partition
+        }
+
+    two = summaries(_run(export, tmp_path / "two"))
+    monkeypatch.setattr(file_stages_module, "PREPARE_THREADS", 1)
+    one = summaries(_run(export, tmp_path / "one"))
+    assert two == one
+    preview = two["chunks"]["preview"]
+    assert len(preview.records) == file_stages_module.CHUNK_PREVIEW_ROWS
