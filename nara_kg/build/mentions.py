@@ -86,6 +86,9 @@ class MentionsResult:
     sync: MentionSync | None = None
     labels: LabelScore | None = None
     link_seconds: float = 0.0
+    #: What MENTIONED_IN should hold, as :func:`desired_mentions` reads it from the cache
+    #: (kept from the linking pass, which has every chunk's mentions decoded already).
+    desired: dict[tuple[str, str], tuple[int, str]] = field(default_factory=dict)
 
     @property
     def mentions(self) -> int:
@@ -222,7 +225,7 @@ def link_mentions(layout: WorkLayout, *, labels_path: Path | None = None) -> Men
         cached = cache.get(row[Col.CHUNK_ID])
         if cached is not None and cached[0] == key:
             mentions_json, ambiguous_json = cached[1], cached[2]
-            mentions, ambiguous = json.loads(mentions_json), json.loads(ambiguous_json)
+            mentions, ambiguous = _decoded(mentions_json), _decoded(ambiguous_json)
             result.reused += 1
         else:
             found, unresolved = linker.link(
@@ -254,6 +257,12 @@ def link_mentions(layout: WorkLayout, *, labels_path: Path | None = None) -> Men
     return result
 
 
+def _decoded(cached: str) -> list[Any]:
+    # Most chunks name nothing ambiguous, and many nothing at all: 31,000 cached lists were
+    # decoded per run, most of them "[]".
+    return [] if cached == "[]" else json.loads(cached)
+
+
 def _count(
     result: MentionsResult,
     row: Mapping[str, Any],
@@ -262,9 +271,10 @@ def _count(
 ) -> None:
     result.chunks += 1
     result.chunks_with_mentions += bool(mentions)
-    for authority, kind, _surface, _count_in_chunk in mentions:
+    for authority, kind, surface, count_in_chunk in mentions:
         result.by_type[kind] += 1
         result.record_pairs.add((row[Col.NA_ID], authority))
+        result.desired[(chunk_id(authority, 0), row[Col.CHUNK_ID])] = (count_in_chunk, surface)
     for surface, candidates, count in ambiguous:
         result.ambiguous_total += 1
         if len(result.ambiguous) < AMBIGUOUS_SAMPLE:
@@ -302,6 +312,6 @@ def sync_entity_mentions(
     :mod:`nara_kg.graph.sync_state`)."""
     result = link_mentions(layout, labels_path=labels_path)
     result.sync = sync_mentions(
-        driver, database, desired_mentions(layout), layout, trust_snapshot=trust_snapshot
+        driver, database, result.desired, layout, trust_snapshot=trust_snapshot
     )
     return result

@@ -60,8 +60,11 @@ def test_demo_mentions_meet_the_label_thresholds(demo_layout: tuple[Path, WorkLa
         result.by_type
     )
     assert result.share_with_mentions > 0.5
-    # The pairs found are the ones written as relationships.
+    # The pairs found are the ones written as relationships, whether read from the cache or
+    # kept from the linking pass.
     assert desired_mentions(layout)
+    assert result.desired == desired_mentions(layout)
+    assert link_mentions(layout).desired == result.desired  # all reused from the cache
 
 
 def test_rerun_reuses_and_an_edited_chunk_alone_is_relinked(

@@ -4,6 +4,7 @@ reads every chunk or the first ones alone, and record_links reads the first chun
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
@@ -64,3 +65,33 @@ def test_first_only_keeps_each_records_first_chunk(layout: WorkLayout) -> None:
         tuple((rel, int(na_id)) for rel, na_id, *_ in json.loads(str(r[Col.REFERENCES])))
         for r in expected
     ]
+
+
+def test_record_links_are_read_again_only_when_a_file_they_come_from_changes(
+    layout: WorkLayout, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    from nara_kg.ingest.stages import chunks
+
+    copy = WorkLayout(tmp_path / "work")
+    shutil.copytree(layout.root, copy.root)
+    reads: list[int] = []
+    read = chunks._read_record_links
+
+    def counting(layout: WorkLayout) -> list[object]:
+        reads.append(1)
+        return read(layout)
+
+    monkeypatch.setattr(chunks, "_read_record_links", counting)
+    first = record_links(copy)
+    assert record_links(copy) == first and len(reads) == 1
+    # The selection rewritten (to a new file, renamed over the old one) with one record fewer.
+    table = pq.read_table(copy.selection)
+    dropped = table.slice(0, table.num_rows - 1)
+    pq.write_table(dropped, copy.selection.with_suffix(".tmp"))
+    copy.selection.with_suffix(".tmp").replace(copy.selection)
+    again = record_links(copy)
+    assert len(reads) == 2 and len(again) == len(first) - 1
+    # Another work directory is never answered from this one's links.
+    assert record_links(layout) == first and len(reads) == 3

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import pickle
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -412,8 +413,44 @@ def chunk_parts(layout: WorkLayout) -> list[Path]:
     return [layout.chunk_part(file_id) for file_id, _ in chosen_rows_by_file(layout)]
 
 
+#: The last `record_links` read in this process, with what it was read from: the three
+#: relationship steps and the integrity check of one in-process run read the same links.
+_LAST_LINKS: tuple[tuple[Any, ...], tuple[RecordLinks, ...]] | None = None
+_LINKS_LOCK = threading.Lock()
+
+
+def _links_source(layout: WorkLayout) -> tuple[Any, ...]:
+    """What `record_links` reads, as (path, inode, size, mtime) of each file: a part or
+    selection rewritten (always to a new file, then renamed) changes it."""
+    paths = [layout.parsed_index, layout.selection]
+    if layout.chunks_dir.exists():
+        paths.extend(sorted(layout.chunks_dir.glob("*.parquet")))
+    source: list[Any] = [str(layout.root)]
+    for path in paths:
+        try:
+            stat = path.stat()
+        except FileNotFoundError:
+            source.append((path.name, None))
+            continue
+        source.append((path.name, stat.st_ino, stat.st_size, stat.st_mtime_ns))
+    return tuple(source)
+
+
 def record_links(layout: WorkLayout) -> list[RecordLinks]:
-    """One entry per chosen record, from the first chunks."""
+    """One entry per chosen record, from the first chunks (read again only when a file it is
+    read from changed since the last call in this process)."""
+    global _LAST_LINKS
+    source = _links_source(layout)
+    with _LINKS_LOCK:
+        if _LAST_LINKS is not None and _LAST_LINKS[0] == source:
+            return list(_LAST_LINKS[1])
+    links = _read_record_links(layout)
+    with _LINKS_LOCK:
+        _LAST_LINKS = (source, tuple(links))
+    return links
+
+
+def _read_record_links(layout: WorkLayout) -> list[RecordLinks]:
     links = []
     for row in iter_chunks(
         layout,
