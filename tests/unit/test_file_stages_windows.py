@@ -169,3 +169,35 @@ def test_two_threads_report_what_one_thread_reports(
     assert two == one
     preview = two["chunks"]["preview"]
     assert len(preview.records) == file_stages_module.CHUNK_PREVIEW_ROWS
+
+
+def test_no_file_is_prepared_while_a_window_encodes(
+    export: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    from nara_kg.ingest.stages import chunks
+
+    monkeypatch.setattr(file_stages_module, "EMBED_WINDOW_TEXTS", 1)  # one file per window
+    lock = threading.Lock()
+    active = [0]
+    during_encodes: list[int] = []
+    chunk_file, encode = chunks.chunk_file, chunk_embeddings.encode_pending
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        with lock:
+            active[0] += 1
+        try:
+            return chunk_file(*args, **kwargs)
+        finally:
+            with lock:
+                active[0] -= 1
+
+    def encoding(files: Any, *args: Any, **kwargs: Any) -> int:
+        during_encodes.append(active[0])
+        return encode(files, *args, **kwargs)
+
+    monkeypatch.setattr(chunks, "chunk_file", counted)
+    monkeypatch.setattr(chunk_embeddings, "encode_pending", encoding)
+    assert _run(export, tmp_path / "work").success
+    assert len(during_encodes) > 2 and set(during_encodes) == {0}
