@@ -14,7 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common import Log, open_driver, peak_rss_mb, quiet, wipe_database
-from benchmarks.embedding import chunk_texts, instrument_model_time, measure_embedding
+from benchmarks.embedding import (
+    chunk_texts,
+    chunk_texts_before_build,
+    instrument_model_time,
+    measure_embedding,
+)
 from benchmarks.options import SuiteOptions
 from benchmarks.sampling import Sampler, local_server_pid, snapshot
 from nara_kg.embedding.encoder import DEFAULT_BACKEND, DEFAULT_BATCH_SIZE
@@ -205,6 +210,104 @@ def child_build(args: argparse.Namespace) -> dict[str, Any]:
     return build
 
 
+def child_plain_encode(args: argparse.Namespace) -> dict[str, Any]:
+    """The body of the child that encodes a build's texts before the build (`--embedding-check`
+    encodes them again after it): chunked in a scratch folder, then removed."""
+    data_dir, scratch = Path(args.data), Path(args.work)
+    if scratch.exists():
+        shutil.rmtree(scratch)
+    try:
+        texts = chunk_texts_before_build(
+            data_dir, scratch, backend=args.backend, device=args.device
+        )
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    server_pid = local_server_pid()
+    return measure_embedding(
+        texts,
+        backend=args.backend,
+        device=args.device,
+        batch_size=args.batch_size,
+        onnx=False,
+        log=lambda m: print(m, file=sys.stderr, flush=True),
+        probe=lambda: snapshot(server_pid),
+    )
+
+
+def plain_encode_in_subprocess(
+    settings: Neo4jSettings,
+    data_dir: Path,
+    scratch: Path,
+    *,
+    opts: SuiteOptions | None = None,
+    log: Log = quiet,
+) -> dict[str, Any]:
+    """`child_plain_encode` in a fresh Python process, as the builds run."""
+    opts = opts or SuiteOptions()
+    result_path = scratch.parent / f"{scratch.name}.result.json"
+    result_path.unlink(missing_ok=True)
+    command = [
+        sys.executable,
+        "-m",
+        "benchmarks.suite",
+        "plain-encode",
+        "--data",
+        str(data_dir),
+        "--work",
+        str(scratch),
+        "--out",
+        str(result_path),
+        "--backend",
+        opts.backend,
+        "--device",
+        opts.device,
+        "--batch-size",
+        str(opts.batch_size),
+    ]
+    result = _run_child(command, settings, scratch, result_path, opts)
+    log(f"plain encode of {result['texts']} texts: {result['seconds']:.1f}s")
+    return result
+
+
+def _run_child(
+    command: list[str],
+    settings: Neo4jSettings,
+    work_dir: Path,
+    result_path: Path,
+    opts: SuiteOptions,
+) -> dict[str, Any]:
+    env = {
+        **os.environ,
+        "NEO4J_URI": settings.uri,
+        "NEO4J_USERNAME": settings.username,
+        "NEO4J_PASSWORD": settings.password,
+        "NEO4J_DATABASE": settings.database,
+        "PYTHONPATH": os.pathsep.join(
+            p for p in (str(PROJECT_ROOT), os.environ.get("PYTHONPATH", "")) if p
+        ),
+        "DAGSTER_HOME": str(work_dir.parent / "dagster_home"),
+    }
+    Path(env["DAGSTER_HOME"]).mkdir(parents=True, exist_ok=True)
+    log_path = work_dir.parent / f"{work_dir.name}.log"
+    started = time.perf_counter()
+    with log_path.open("w", encoding="utf-8") as log_file:
+        completed = subprocess.run(
+            command,
+            cwd=PROJECT_ROOT,
+            env=env,
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            timeout=opts.child_timeout,
+            check=False,
+        )
+    if completed.returncode != 0 or not result_path.exists():
+        tail = log_path.read_text(encoding="utf-8", errors="replace")[-4000:]
+        raise RuntimeError(f"benchmark child exited with {completed.returncode}:\n{tail}")
+    result: dict[str, Any] = json.loads(result_path.read_text(encoding="utf-8"))
+    result["process_seconds"] = round(time.perf_counter() - started, 3)
+    return result
+
+
 def build_in_subprocess(
     settings: Neo4jSettings,
     data_dir: Path,
@@ -253,34 +356,6 @@ def build_in_subprocess(
         command.append("--no-onnx")
     if profile_path is not None:
         command += ["--profile", str(profile_path)]
-    env = {
-        **os.environ,
-        "NEO4J_URI": settings.uri,
-        "NEO4J_USERNAME": settings.username,
-        "NEO4J_PASSWORD": settings.password,
-        "NEO4J_DATABASE": settings.database,
-        "PYTHONPATH": os.pathsep.join(
-            p for p in (str(PROJECT_ROOT), os.environ.get("PYTHONPATH", "")) if p
-        ),
-        "DAGSTER_HOME": str(work_dir.parent / "dagster_home"),
-    }
-    Path(env["DAGSTER_HOME"]).mkdir(parents=True, exist_ok=True)
-    log_path = work_dir.parent / f"{work_dir.name}.log"
-    started = time.perf_counter()
-    with log_path.open("w", encoding="utf-8") as log_file:
-        completed = subprocess.run(
-            command,
-            cwd=PROJECT_ROOT,
-            env=env,
-            stdout=log_file,
-            stderr=subprocess.STDOUT,
-            timeout=opts.child_timeout,
-            check=False,
-        )
-    if completed.returncode != 0 or not result_path.exists():
-        tail = log_path.read_text(encoding="utf-8", errors="replace")[-4000:]
-        raise RuntimeError(f"benchmark build exited with {completed.returncode}:\n{tail}")
-    result: dict[str, Any] = json.loads(result_path.read_text(encoding="utf-8"))
-    result["process_seconds"] = round(time.perf_counter() - started, 3)
+    result = _run_child(command, settings, work_dir, result_path, opts)
     log(f"build of {data_dir.name}: {result['seconds']:.1f}s, peak {result['peak_rss_mb']} MB")
     return result

@@ -27,6 +27,47 @@ def chunk_texts(work_dir: Path) -> list[str]:
     return [row[Col.TEXT] for row in rows if row[Col.EMBED]]
 
 
+def texts_digest(texts: list[str]) -> str:
+    """Which texts, in which order: the plain encodes before and after a build must be of the
+    same texts."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for text in texts:
+        digest.update(text.encode())
+        digest.update(b"\0")
+    return digest.hexdigest()[:16]
+
+
+def chunk_texts_before_build(
+    data_dir: Path, scratch: Path, *, backend: str = DEFAULT_BACKEND, device: str = "cpu"
+) -> list[str]:
+    """The texts a build of `data_dir` embeds, scanned, parsed, chunked and selected in
+    `scratch` by the build's own stage functions with the model's tokenizer (the model itself
+    is not run), so that they can be encoded before the build."""
+    from nara_kg.embedding.encoder import Embedder
+    from nara_kg.ingest.layout import WorkLayout
+    from nara_kg.ingest.stages.chunks import chunk_records
+    from nara_kg.ingest.stages.raw_jsonl import scan_inputs
+    from nara_kg.ingest.stages.record_selection import parse_inputs, select_live_records
+
+    layout = WorkLayout(scratch)
+    layout.ensure()
+    embedder = Embedder(backend=backend, device=device)
+    files = scan_inputs(data_dir, layout)
+    parse_inputs(data_dir, files, layout)
+    chunk_records(
+        files,
+        layout,
+        count_tokens=embedder.count_tokens,
+        count_tokens_many=embedder.count_tokens_many,
+        max_tokens=embedder.max_tokens,
+        chunker_key=embedder.key,
+    )
+    select_live_records(data_dir, layout)
+    return chunk_texts(scratch)
+
+
 def measure_embedding(
     texts: list[str],
     *,
@@ -126,6 +167,7 @@ def measure_embedding(
         "tokens": tokens,
         "backend": backend,
         "batch_size": batch_size,
+        "texts_digest": texts_digest(texts),
         "seconds": round(total, 3),
         "chunks_per_second": round(len(texts) / total, 2) if total else None,
         "cpu": summed_cpu(plain_cpu),

@@ -32,6 +32,8 @@ REQUIRED_KEYS: tuple[str, ...] = (
     "records",
     "build_seconds",
     "embedding_seconds",
+    "embedding_seconds_before_build",
+    "embedding_seconds_after_build",
     "build_over_embedding_ratio",
     "batched_vs_seed_write_ratio",
     "onnx_vs_torch_ratio",

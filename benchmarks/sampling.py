@@ -136,11 +136,14 @@ def cpu_between(before: Snapshot | None, after: Snapshot | None) -> dict[str, An
     }
 
 
-def summed_cpu(parts: list[dict[str, Any] | None]) -> dict[str, Any] | None:
-    """:func:`cpu_between` over several spans of time, added up (None if any span has none)."""
+def summed_cpu(parts: list[dict[str, Any] | None], *, mean: bool = False) -> dict[str, Any] | None:
+    """:func:`cpu_between` over several spans of time, added up, or with `mean` their mean
+    (None if any span has none)."""
     if not parts or any(part is None for part in parts):
         return None
     spans = [part for part in parts if part is not None]
+    if mean:
+        spans = [_scaled(span, 1 / len(spans)) for span in spans]
     total: dict[str, Any] = {}
     for name in (
         "wall_seconds",
@@ -162,6 +165,19 @@ def summed_cpu(parts: list[dict[str, Any] | None]) -> dict[str, Any] | None:
             threads[name] = round(threads.get(name, 0.0) + seconds, 3)
     total["neo4j_cpu_by_thread"] = dict(sorted(threads.items(), key=lambda kv: -kv[1])) or None
     return {name: total[name] for name in spans[0]}
+
+
+def _scaled(span: dict[str, Any], factor: float) -> dict[str, Any]:
+    scaled = {
+        name: value * factor
+        if isinstance(value, int | float) and name.endswith("seconds")
+        else value
+        for name, value in span.items()
+    }
+    threads = span.get("neo4j_cpu_by_thread")
+    if threads:
+        scaled["neo4j_cpu_by_thread"] = {name: s * factor for name, s in threads.items()}
+    return scaled
 
 
 class Sampler(threading.Thread):

@@ -39,7 +39,12 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from benchmarks.build import build_in_subprocess, child_build
+from benchmarks.build import (
+    build_in_subprocess,
+    child_build,
+    child_plain_encode,
+    plain_encode_in_subprocess,
+)
 from benchmarks.common import Log, open_driver, quiet, rounded, wipe_database
 from benchmarks.data import change_records, generate_dataset
 from benchmarks.options import REQUIRED_KEYS, TARGETS, SuiteOptions
@@ -50,7 +55,7 @@ from benchmarks.queries import (
     measure_local_search,
 )
 from benchmarks.real_questions import measure_real_questions
-from benchmarks.sampling import local_server_pid, snapshot
+from benchmarks.sampling import local_server_pid, snapshot, summed_cpu
 from benchmarks.writes import measure_writes
 from nara_kg.embedding.encoder import DEFAULT_BACKEND, DEFAULT_BATCH_SIZE
 from nara_kg.embedding.standin import STANDIN_BACKEND
@@ -186,6 +191,10 @@ def run_suite(opts: SuiteOptions, settings: Neo4jSettings, log: Log = quiet) -> 
         results["records"] = dataset["records"]
         results["dataset"] = dataset
 
+        with _phase(phases, "plain encode before the build", log):
+            plain_before = plain_encode_in_subprocess(
+                settings, data_dir, scratch / "plain-texts", opts=opts, log=log
+            )
         with _phase(phases, "full build + embedding comparison", log):
             full = build_in_subprocess(
                 settings,
@@ -197,7 +206,7 @@ def run_suite(opts: SuiteOptions, settings: Neo4jSettings, log: Log = quiet) -> 
                 profile_path=scratch / "build.prof" if opts.profile else None,
                 log=log,
             )
-        embedding = full.pop("embedding")
+        embedding = bracketed_plain_encode(plain_before, full.pop("embedding"))
         build_seconds = full["seconds"]
         chunks_meta = full["asset_metadata"].get("chunks", {})
         text_meta = full["asset_metadata"].get("text_embeddings", {})
@@ -218,6 +227,11 @@ def run_suite(opts: SuiteOptions, settings: Neo4jSettings, log: Log = quiet) -> 
                 "per_asset_seconds": full["per_asset_seconds"],
                 "outside_steps_seconds": full["outside_steps_seconds"],
                 "embedding_seconds": embedding["seconds"],
+                "embedding_seconds_before_build": embedding["seconds_before_build"],
+                "embedding_seconds_after_build": embedding["seconds_after_build"],
+                "build_over_embedding_after_ratio": rounded(
+                    build_seconds / embedding["seconds_after_build"]
+                ),
                 "embedding_tokens": embedding["tokens"],
                 "embedding_chunks_per_second": embedding["chunks_per_second"],
                 "build_over_embedding_ratio": rounded(build_seconds / embedding["seconds"]),
@@ -409,6 +423,26 @@ def run_suite(opts: SuiteOptions, settings: Neo4jSettings, log: Log = quiet) -> 
     return results
 
 
+def bracketed_plain_encode(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """The plain encode of the build's texts as the mean of one run just before the build and
+    one just after it: the machine's speed drifts by 10-25% within minutes here, and the build
+    sits between them. Both must have encoded the same texts."""
+    if before.get("texts_digest") != after.get("texts_digest"):
+        raise RuntimeError(
+            "the plain encodes before and after the build encoded different texts "
+            f"({before.get('texts')} against {after.get('texts')})"
+        )
+    seconds = (before["seconds"] + after["seconds"]) / 2
+    return {
+        **after,
+        "seconds": round(seconds, 3),
+        "seconds_before_build": before["seconds"],
+        "seconds_after_build": after["seconds"],
+        "chunks_per_second": round(after["texts"] / seconds, 2) if seconds else None,
+        "cpu": summed_cpu([before.get("cpu"), after.get("cpu")], mean=True),
+    }
+
+
 # The child's entry point: `build.build_in_subprocess` runs `python -m benchmarks.suite build`.
 def _main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.suite")
@@ -427,8 +461,15 @@ def _main(argv: list[str] | None = None) -> int:
     build.add_argument("--embedding-check", action="store_true")
     build.add_argument("--no-onnx", action="store_true")
     build.add_argument("--profile", default=None)
+    plain = sub.add_parser("plain-encode", help="the build's texts encoded before the build")
+    plain.add_argument("--data", required=True)
+    plain.add_argument("--work", required=True)
+    plain.add_argument("--out", required=True)
+    plain.add_argument("--backend", default=DEFAULT_BACKEND)
+    plain.add_argument("--device", default="cpu")
+    plain.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE)
     args = parser.parse_args(argv)
-    result = child_build(args)
+    result = child_plain_encode(args) if args.command == "plain-encode" else child_build(args)
     Path(args.out).write_text(json.dumps(result, indent=2), encoding="utf-8")
     return 0
 

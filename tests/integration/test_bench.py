@@ -79,6 +79,14 @@ def test_every_required_key_is_present_and_sane(results: dict[str, Any]) -> None
     # The build encodes every chunk text at least once, so it cannot beat encoding them alone
     # by much; an incremental rebuild is cheaper than the full one.
     assert results["build_seconds"] > 0.5 * results["embedding_seconds"]
+    # The plain encode is the mean of one just before and one just after the build, of the
+    # same texts (the suite checks their digests).
+    before, after = (
+        results["embedding_seconds_before_build"],
+        results["embedding_seconds_after_build"],
+    )
+    assert _positive(before) and _positive(after)
+    assert results["embedding_seconds"] == pytest.approx((before + after) / 2, abs=0.002)
     assert results["incremental_fraction"] < 1.5
     assert results["local_search_p50_ms"] <= results["local_search_p95_ms"]
     assert results["peak_rss_mb"] > 50

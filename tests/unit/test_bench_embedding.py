@@ -67,3 +67,38 @@ def test_cpu_spans_add_up() -> None:
     assert total["other_processes_cpu_seconds"] == 0.5
     assert list(total) == list(span)
     assert summed_cpu([span, None]) is None
+
+
+def test_the_plain_encode_is_bracketed_around_the_build() -> None:
+    from benchmarks.suite import bracketed_plain_encode
+
+    cpu = {
+        "wall_seconds": 10.0,
+        "process_cpu_seconds": 18.0,
+        "neo4j_cpu_seconds": 0.5,
+        "other_processes_cpu_seconds": 0.0,
+        "steal_seconds": 1.0,
+        "other_processes_share": 0.0,
+        "neo4j_cpu_by_thread": {"gc": 0.5},
+    }
+    before = {"texts": 100, "texts_digest": "d1", "seconds": 10.0, "cpu": cpu}
+    after = {
+        "texts": 100,
+        "texts_digest": "d1",
+        "seconds": 14.0,
+        "cpu": {**cpu, "wall_seconds": 14.0, "process_cpu_seconds": 26.0},
+    }
+    both = bracketed_plain_encode(before, after)
+    assert both["seconds"] == 12.0 and both["chunks_per_second"] == pytest.approx(100 / 12, 0.01)
+    assert (both["seconds_before_build"], both["seconds_after_build"]) == (10.0, 14.0)
+    assert both["cpu"]["process_cpu_seconds"] == 22.0 and both["cpu"]["wall_seconds"] == 12.0
+    assert both["cpu"]["neo4j_cpu_by_thread"] == {"gc": 0.5}
+    with pytest.raises(RuntimeError, match="different texts"):
+        bracketed_plain_encode(before, {**after, "texts_digest": "d2"})
+
+
+def test_texts_digest_follows_the_texts_and_their_order() -> None:
+    digest = bench_embedding.texts_digest
+    assert digest(["a", "b"]) == digest(["a", "b"])
+    assert digest(["a", "b"]) != digest(["b", "a"])
+    assert digest(["ab"]) != digest(["a", "b"])
