@@ -70,7 +70,7 @@ def markdown_report(results: dict[str, Any]) -> str:
     )
     line(
         "2",
-        "build / the plain encode after it alone (how runs before 45 measured it)",
+        "build / the plain encode after it alone (how runs before 46 measured it)",
         _fmt(r.get("build_over_embedding_after_ratio")),
     )
     model = r.get("build_model_time") or {}
