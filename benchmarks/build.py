@@ -246,15 +246,25 @@ def plain_encode_in_subprocess(
     opts = opts or SuiteOptions()
     result_path = scratch.parent / f"{scratch.name}.result.json"
     result_path.unlink(missing_ok=True)
-    command = [
+    command = _child_command("plain-encode", data_dir, scratch, result_path, opts)
+    result = _run_child(command, settings, scratch, result_path, opts)
+    log(f"plain encode of {result['texts']} texts: {result['seconds']:.1f}s")
+    return result
+
+
+def _child_command(
+    subcommand: str, data_dir: Path, work_dir: Path, result_path: Path, opts: SuiteOptions
+) -> list[str]:
+    """`python -m benchmarks.suite <subcommand>` with the options every child takes."""
+    return [
         sys.executable,
         "-m",
         "benchmarks.suite",
-        "plain-encode",
+        subcommand,
         "--data",
         str(data_dir),
         "--work",
-        str(scratch),
+        str(work_dir),
         "--out",
         str(result_path),
         "--backend",
@@ -264,9 +274,6 @@ def plain_encode_in_subprocess(
         "--batch-size",
         str(opts.batch_size),
     ]
-    result = _run_child(command, settings, scratch, result_path, opts)
-    log(f"plain encode of {result['texts']} texts: {result['seconds']:.1f}s")
-    return result
 
 
 def _run_child(
@@ -324,28 +331,8 @@ def build_in_subprocess(
     opts = opts or SuiteOptions()
     result_path = work_dir.parent / f"{work_dir.name}.result.json"
     result_path.unlink(missing_ok=True)
-    command = [
-        sys.executable,
-        "-m",
-        "benchmarks.suite",
-        "build",
-        "--data",
-        str(data_dir),
-        "--work",
-        str(work_dir),
-        "--out",
-        str(result_path),
-        "--backend",
-        opts.backend,
-        "--device",
-        opts.device,
-        "--batch-size",
-        str(opts.batch_size),
-        "--onnx-sample",
-        str(opts.onnx_sample),
-        "--seed",
-        str(opts.seed),
-    ]
+    command = _child_command("build", data_dir, work_dir, result_path, opts)
+    command += ["--onnx-sample", str(opts.onnx_sample), "--seed", str(opts.seed)]
     if wipe:
         command.append("--wipe")
     if incremental:
