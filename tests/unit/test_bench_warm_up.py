@@ -26,8 +26,16 @@ def _builds(monkeypatch: pytest.MonkeyPatch, options: SuiteOptions) -> list[tupl
         generated[out_dir.name] = records
         return {"records": records}
 
+    plain_encodes: list[str] = []
+
+    def plain_encode(_settings: Any, data_dir: Path, _scratch: Path, **_: Any) -> dict[str, Any]:
+        plain_encodes.append(data_dir.name)
+        return {}
+
     def build(_settings: Any, data_dir: Path, _work: Path, **kwargs: Any) -> dict[str, Any]:
         if kwargs.get("embedding_check"):
+            # The timed build comes right after the plain encode of its texts.
+            assert plain_encodes == [data_dir.name]
             raise _TimedBuildReached
         assert kwargs["wipe"]
         builds.append((data_dir.name, generated[data_dir.name], kwargs["opts"].backend))
@@ -41,6 +49,7 @@ def _builds(monkeypatch: pytest.MonkeyPatch, options: SuiteOptions) -> list[tupl
     monkeypatch.setattr(suite, "_environment", lambda *_: {})
     monkeypatch.setattr(suite, "generate_dataset", generate)
     monkeypatch.setattr(suite, "build_in_subprocess", build)
+    monkeypatch.setattr(suite, "plain_encode_in_subprocess", plain_encode)
     monkeypatch.setattr(suite, "wipe_database", lambda *_: None)
     settings = Neo4jSettings("bolt://x", "neo4j", "pw", "neo4j", False)
     with pytest.raises(_TimedBuildReached):
