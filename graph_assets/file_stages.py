@@ -225,14 +225,13 @@ class _Stages:
     def prepare(
         self,
         rel_path: str,
-        steps: tuple[Callable[[str, _FileWork], dict[str, Any]], ...],
-        keys: tuple[dg.AssetKey, ...],
+        steps: tuple[tuple[dg.AssetKey, Callable[[str, _FileWork], dict[str, Any]]], ...],
     ) -> _FileWork:
         """The file's stages up to its encode (on a worker thread); an error is kept for the
         run's thread to report, so one bad file never takes the others down."""
         work = _FileWork(rel_path)
         try:
-            for key, step in zip(keys, steps, strict=True):
+            for key, step in steps:
                 started = time.perf_counter()
                 work.rows[key] = step(rel_path, work)
                 work.seconds[key] = time.perf_counter() - started
@@ -446,8 +445,7 @@ def file_stages(
         encodes=encodes,
     )
     prepare = {RAW_JSONL: stages.scan, PARSED_RECORDS: stages.parse, CHUNKS: stages.chunk}
-    keys = tuple(key for key in STAGE_ORDER[: through + 1] if key in prepare)
-    steps = tuple(prepare[key] for key in keys)
+    steps = tuple((key, prepare[key]) for key in STAGE_ORDER[: through + 1] if key in prepare)
     files, partitioned = files_of_run(
         context, paths.data_path, follow_external_links=paths.follow_external_links
     )
@@ -491,7 +489,7 @@ def file_stages(
 
     try:
         with ThreadPoolExecutor(PREPARE_THREADS, thread_name_prefix="file-stages") as pool:
-            prepared = _InOrder(pool, partial(stages.prepare, steps=steps, keys=keys), files)
+            prepared = _InOrder(pool, partial(stages.prepare, steps=steps), files)
             for work in prepared:
                 stages.absorb(work, seconds)
                 if work.error is not None:
