@@ -46,11 +46,15 @@ def _dagster_home() -> Path:
 
 class _Commands(click.Group):
     """Expected failures (a server down, a wrong password, an empty query, nothing built yet)
-    end in one line on stderr and exit code 2; `--debug` shows the traceback instead."""
+    and invalid option values (out of range, not UTF-8) end in one line on stderr and exit
+    code 2; `--debug` shows the traceback instead."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except click.BadParameter as error:
+            click.echo(f"error: {error.format_message()}", err=True)
+            ctx.exit(2)
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
         except Exception as error:
