@@ -81,7 +81,7 @@ class SearchFilters:
             raise QueryError(f"date_from {self.date_from} is after date_to {self.date_to}")
         if self.within is not None and not 0 < self.within <= MAX_NA_ID:
             raise QueryError(
-                f"within must be a naId (a number from 1 to {MAX_NA_ID}): {self.within}"
+                f"within must be a naId (a positive number, at most {MAX_NA_ID}): {self.within}"
             )
         if not all(is_utf8(text) for text in self.materials):
             raise QueryError("materials: text is not valid UTF-8 (it holds a lone surrogate)")
