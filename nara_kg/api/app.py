@@ -14,7 +14,8 @@ blocking calls belong.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+import logging
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractContextManager, asynccontextmanager
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -28,17 +29,23 @@ from fastapi.staticfiles import StaticFiles
 
 from nara_kg.api import errors, models, records
 from nara_kg.api.limits import (
+    DEFAULT_BODY_TIMEOUT_S,
     DEFAULT_BURST,
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_RATE_PER_MINUTE,
     BodySizeLimit,
+    BodyTimeout,
+    HostAllowList,
     RateLimit,
 )
 from nara_kg.api.services import Services, services_from_resources, warm_up
 from nara_kg.generation.llm import describe
 from nara_kg.graph.batches import read_all
 from nara_kg.graph.reports import reports_per_level
+from nara_kg.model.limits import MAX_NA_ID
 from nara_kg.model.schema import Label, Prop
+
+log = logging.getLogger("nara_kg.api")
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 #: The page runs only its own scripts and talks only to this server (record text is catalog
@@ -77,9 +84,12 @@ def create_app(
     burst: int = DEFAULT_BURST,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     static_dir: Path = STATIC_DIR,
+    allowed_hosts: Sequence[str] | None = None,
+    body_timeout_s: float | None = DEFAULT_BODY_TIMEOUT_S,
 ) -> FastAPI:
     """The application. Tests pass `services`; `nara-kg serve` passes a factory that opens the
-    project's resources for the server's lifetime."""
+    project's resources for the server's lifetime, and its Host allow-list
+    (`server.allowed_hosts`; None here: any Host, as the tests' clients send their own)."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -114,9 +124,14 @@ def create_app(
         },
     )
     errors.install(app)
-    # Outermost first: refuse oversized bodies before anything reads them, then rate-limit.
+    # The last added runs first: refuse a foreign Host, then oversized or stalled bodies before
+    # anything reads them, then rate-limit.
     app.add_middleware(RateLimit, per_minute=rate_per_minute, burst=burst)
+    if body_timeout_s is not None:
+        app.add_middleware(BodyTimeout, timeout_s=body_timeout_s)
     app.add_middleware(BodySizeLimit, max_body_bytes=max_body_bytes)
+    if allowed_hosts is not None:
+        app.add_middleware(HostAllowList, allowed=allowed_hosts)
 
     @app.middleware("http")
     async def security_headers(request: Request, call_next: Any) -> Response:
@@ -148,7 +163,8 @@ def create_app(
             message = explain(error)
             if message is None:
                 raise
-            body.update(status="unavailable", neo4j=message)
+            log.warning("GET /api/health: %s", message)
+            body.update(status="unavailable", neo4j=errors.public_message(error))
             return JSONResponse(
                 models.Health(**body).model_dump(), status_code=503, headers={"Retry-After": "10"}
             )
@@ -215,7 +231,7 @@ def create_app(
     )
     def record(
         request: Request,
-        na_id: int = PathParam(gt=0, le=2**63 - 1, description="The record's naId."),
+        na_id: int = PathParam(gt=0, le=MAX_NA_ID, description="The record's naId."),
     ) -> models.RecordDetail:
         """One record by naId: its properties and text, the hierarchy above it (root first),
         its children, its related authorities and, for an authority, the records it is

@@ -1,6 +1,8 @@
-"""Failures as HTTP responses: one line (`nara_kg.errors.explain`) and a status that says whose
-move it is. A bad request is the client's (4xx); a database, graph or LLM that is not there is
-the server's, and temporary (503); anything unexplained is a bug (500, logged in full)."""
+"""Failures as HTTP responses: one line and a status that says whose move it is. A bad request
+is the client's (4xx, `nara_kg.errors.explain`'s line); a database, graph or LLM that is not
+there is the server's, and temporary (503): the client gets a fixed sentence
+(`public_message`), and the explanation, with the addresses and whatever the upstream
+replied, goes to the server log only; anything unexplained is a bug (500, logged in full)."""
 
 from __future__ import annotations
 
@@ -55,6 +57,54 @@ def status_for(error: BaseException) -> int:
     return 503
 
 
+NEO4J_DOWN = "cannot reach Neo4j: the graph database is not answering; try again shortly"
+NEO4J_CREDENTIALS = (
+    "Neo4j refused the credentials this server uses: its administrator must check "
+    "NEO4J_USERNAME and NEO4J_PASSWORD"
+)
+LLM_DOWN = (
+    "the configured LLM did not answer: try again shortly, or ask without strict_llm for an "
+    "extractive answer"
+)
+LLM_FAILED = (
+    "the configured LLM failed: ask without strict_llm for an extractive answer, or try again later"
+)
+TIMED_OUT = "the request took too long: try again shortly"
+UNAVAILABLE = "the service is not available right now: try again shortly"
+
+
+def public_message(error: BaseException) -> str:
+    """What a client is told of a failure of the server's side (a 503): a fixed sentence per
+    kind, never a Bolt address, an LLM endpoint or an upstream's reply."""
+    from neo4j import exceptions as neo4j_errors
+
+    from nara_kg.generation.llm import LLMError, LLMUnreachable
+    from nara_kg.retrieval.ask import NoReports
+
+    chain = _chain(error)
+
+    def has(*kinds: type[BaseException]) -> bool:
+        return any(isinstance(link, kinds) for link in chain)
+
+    reports = [link for link in chain if isinstance(link, NoReports)]
+    if reports:
+        return str(reports[0])  # a fixed text of ours: build the reports
+    if has(neo4j_errors.AuthError):
+        return NEO4J_CREDENTIALS
+    if has(neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired):
+        return NEO4J_DOWN
+    if has(LLMUnreachable):
+        return LLM_DOWN
+    if has(LLMError):
+        return LLM_FAILED
+    if has(neo4j_errors.ClientError):
+        # Explained ClientErrors are "the graph has no search index yet": a fixed text.
+        return explain(error) or UNAVAILABLE
+    if has(TimeoutError):
+        return TIMED_OUT
+    return UNAVAILABLE
+
+
 def error_response(status: int, message: str, detail: Any = None) -> JSONResponse:
     body: dict[str, Any] = {"error": message}
     if detail is not None:
@@ -102,6 +152,7 @@ def install(app: FastAPI) -> None:
         status = status_for(error)
         if status >= 500:
             log.warning("%s %s: %s", request.method, request.url.path, message)
+            return error_response(status, public_message(error))
         return error_response(status, message)
 
     for kind in (

@@ -1,7 +1,12 @@
-"""Request size and rate limits, as plain ASGI middleware (they run before any parsing).
+"""Request size, time and rate limits and the Host allow-list, as plain ASGI middleware (they
+run before any parsing).
 
+* Host: a request whose Host header names no allowed host is refused with 400 (DNS rebinding:
+  a page of another site that resolves its own name to this machine).
 * Size: a body over `max_body_bytes` is refused with 413, from its Content-Length when it
   declares one, else as soon as the streamed body passes the limit.
+* Time: a body that has not arrived `timeout_s` after the request began is refused with 408
+  (the time to send the headers is the server's, `server.header_deadline_protocol`).
 * Rate: a token bucket per client address over the API's paths (`/api/`, health excluded):
   `per_minute` requests a minute on average, bursts up to `burst`; past it, 429 with
   Retry-After. In memory, per process: one server process is what `nara-kg serve` runs.
@@ -9,11 +14,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -26,6 +33,88 @@ DEFAULT_BURST = 60
 MAX_CLIENTS = 10_000
 #: Paths never rate-limited: monitors poll health.
 UNLIMITED_PATHS = frozenset({"/api/health"})
+#: Seconds a request has to send its body (at most 1 MiB: 35 KB/s is enough).
+DEFAULT_BODY_TIMEOUT_S = 30.0
+
+
+def host_name(header: str) -> str:
+    """The host of a Host header, without its port, lower case: `[::1]:8000` -> `[::1]`."""
+    value = header.strip().lower()
+    if value.startswith("["):
+        end = value.find("]")
+        return value[: end + 1] if end > 0 else value
+    return value.split(":", 1)[0].rstrip(".")
+
+
+class HostAllowList:
+    """Requests whose Host header names none of `allowed` (`*`: any) are refused with 400."""
+
+    def __init__(self, app: ASGIApp, allowed: Iterable[str]) -> None:
+        self.app = app
+        self.allowed = frozenset(host.lower() for host in allowed)
+        self.any = "*" in self.allowed
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and not self.any:
+            header = next((v for k, v in scope.get("headers", ()) if k == b"host"), b"")
+            if host_name(header.decode("latin-1")) not in self.allowed:
+                await _reply(
+                    send,
+                    400,
+                    "this server does not answer to the host named in the request: its "
+                    "administrator can allow it with --allowed-host (NARA_KG_ALLOWED_HOSTS)",
+                    {},
+                )
+                return
+        await self.app(scope, receive, send)
+
+
+class BodyTimeout:
+    """A request body not received `timeout_s` after the request began is refused with 408 (the
+    application is told the client left, and the connection is closed)."""
+
+    def __init__(self, app: ASGIApp, timeout_s: float = DEFAULT_BODY_TIMEOUT_S) -> None:
+        self.app = app
+        self.timeout_s = timeout_s
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        deadline = asyncio.get_running_loop().time() + self.timeout_s
+        body_done = started = replied = False
+
+        async def timed_receive() -> Message:
+            nonlocal body_done, replied
+            if body_done:
+                return await receive()
+            remaining = deadline - asyncio.get_running_loop().time()
+            try:
+                message = await asyncio.wait_for(receive(), max(remaining, 0.0))
+            except TimeoutError:
+                if not started and not replied:
+                    replied = True
+                    await _reply(
+                        send,
+                        408,
+                        f"the request body did not arrive within {self.timeout_s:g} s",
+                        {"Connection": "close"},
+                    )
+                body_done = True
+                return {"type": "http.disconnect"}
+            if message["type"] != "http.request" or not message.get("more_body", False):
+                body_done = True
+            return message
+
+        async def guarded_send(message: Message) -> None:
+            nonlocal started
+            if replied:
+                return
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        await self.app(scope, timed_receive, guarded_send)
 
 
 async def _reply(send: Send, status: int, message: str, headers: dict[str, str]) -> None:

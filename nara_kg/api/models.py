@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from nara_kg.model.limits import MAX_K, MAX_LEVEL, MAX_NA_ID, is_utf8
 from nara_kg.model.schema import source_url
 from nara_kg.retrieval.filters import SearchFilters
 
@@ -17,20 +18,30 @@ from nara_kg.retrieval.filters import SearchFilters
 #: embedding model reads its first 256 tokens and the full-text query its 64 most informative
 #: words; beyond this a request is refused with 422 before any work is done.
 MAX_QUERY_CHARS = 200_000
-MAX_K = 50
 
 Level = Literal["item", "fileUnit", "series", "recordGroup", "collection"]
 AuthorityTypeName = Literal[
     "person", "organization", "geographicPlaceName", "specificRecordsType", "topicalSubject"
 ]
 RecordKindName = Literal["description", "authority"]
-_DATE_PATTERN = r"^\d{4}(-\d{2}(-\d{2})?)?$"
+#: ASCII digits only: `\d` also matches fullwidth and Arabic-Indic digits, which then compare
+#: wrongly with the graph's ISO dates as text.
+_DATE_PATTERN = r"^[0-9]{4}(-[0-9]{2}(-[0-9]{2})?)?$"
 
 
 class _Strict(BaseModel):
-    """Unknown fields are refused, so a misspelt filter never silently does nothing."""
+    """Unknown fields are refused, so a misspelt filter never silently does nothing; text that
+    is not valid UTF-8 (a lone surrogate such as JSON's `"\\ud800"`) is refused with 422."""
 
     model_config = ConfigDict(extra="forbid")
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _utf8_text(cls, value: Any) -> Any:
+        texts = value if isinstance(value, list) else [value]
+        if any(isinstance(text, str) and not is_utf8(text) for text in texts):
+            raise ValueError("text is not valid UTF-8 (it holds a lone surrogate)")
+        return value
 
 
 class Filters(_Strict):
@@ -61,6 +72,7 @@ class Filters(_Strict):
     within: int | None = Field(
         default=None,
         gt=0,
+        le=MAX_NA_ID,
         description="naId of a record group, series, file unit or collection: only the records "
         "under it (Includes, any depth).",
     )
@@ -94,7 +106,7 @@ class AskRequest(_Strict):
     level: int | None = Field(
         default=None,
         ge=0,
-        le=64,
+        le=MAX_LEVEL,
         description="Community level for global search (default: chosen from the question).",
     )
     filters: Filters = Field(default_factory=Filters)

@@ -151,7 +151,7 @@ def record_detail(driver: Driver, database: str, na_id: int) -> models.RecordDet
         is_stub=bool(row["isStub"]),
         text=body_text(row["textList"]),
         properties=properties,
-        hierarchy=hierarchy([h for h in row["hierarchy"] if h]),
+        hierarchy=hierarchy([h for h in row["hierarchy"] or [] if h]),
         children=[_ref(c) for c in row["children"] if c.get("naId") is not None],
         child_count=int(row["childCount"]),
         authorities=authorities(row["authorities"]),

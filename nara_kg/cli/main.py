@@ -46,11 +46,15 @@ def _dagster_home() -> Path:
 
 class _Commands(click.Group):
     """Expected failures (a server down, a wrong password, an empty query, nothing built yet)
-    end in one line on stderr and exit code 2; `--debug` shows the traceback instead."""
+    and invalid option values (out of range, not UTF-8) end in one line on stderr and exit
+    code 2; `--debug` shows the traceback instead."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except click.BadParameter as error:
+            click.echo(f"error: {error.format_message()}", err=True)
+            ctx.exit(2)
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
         except Exception as error:
@@ -237,12 +241,36 @@ def build(data_dir: Path | None, full: bool, parallel: int, wait_s: float, as_js
     type=click.IntRange(0, None),
     help="API requests a minute per client (0: no limit).",
 )
-def serve(host: str, port: int, rate_limit: int) -> None:
+@click.option(
+    "--allowed-host",
+    "allowed_hosts",
+    multiple=True,
+    envvar="NARA_KG_ALLOWED_HOSTS",
+    help="A Host name the server answers to besides localhost, 127.0.0.1, [::1] and --host "
+    "(repeatable; `*`: any; env: space-separated).",
+)
+@click.option(
+    "--forwarded-allow-ips",
+    default="",
+    envvar="NARA_KG_FORWARDED_ALLOW_IPS",
+    help="Comma-separated addresses of the reverse proxies whose X-Forwarded-For is trusted "
+    "(default: none, each client is its connection's address).",
+)
+def serve(
+    host: str, port: int, rate_limit: int, allowed_hosts: tuple[str, ...], forwarded_allow_ips: str
+) -> None:
     """The question-answering API and the chat page (http://HOST:PORT/, schema at /docs)."""
     from nara_kg.api.server import serve as run_server
 
     _ensure_server()
-    run_server(host, port, rate_per_minute=rate_limit, log=lambda m: click.echo(m, err=True))
+    run_server(
+        host,
+        port,
+        rate_per_minute=rate_limit,
+        extra_hosts=allowed_hosts,
+        forwarded_allow_ips=forwarded_allow_ips.split(","),
+        log=lambda m: click.echo(m, err=True),
+    )
 
 
 @main.command()

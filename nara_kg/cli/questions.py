@@ -9,7 +9,8 @@ from typing import Any, cast
 
 import click
 
-from nara_kg.cli.common import cli_resources
+from nara_kg.cli.common import TEXT, cli_resources
+from nara_kg.model.limits import MAX_K, MAX_LEVEL, MAX_NA_ID
 
 
 def _filter_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -47,13 +48,16 @@ def _filter_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option(
             "--materials",
             multiple=True,
+            type=TEXT,
             help='Type of archival materials, e.g. "Textual Records" (repeatable).',
         ),
-        click.option("--date-from", default=None, help="YYYY[-MM[-DD]]: dates reaching it."),
-        click.option("--date-to", default=None, help="YYYY[-MM[-DD]]: dates up to it."),
+        click.option(
+            "--date-from", type=TEXT, default=None, help="YYYY[-MM[-DD]]: dates reaching it."
+        ),
+        click.option("--date-to", type=TEXT, default=None, help="YYYY[-MM[-DD]]: dates up to it."),
         click.option(
             "--within",
-            type=int,
+            type=click.IntRange(1, MAX_NA_ID),
             default=None,
             help="naId of a record group, series, file unit or collection: only records under it.",
         ),
@@ -78,8 +82,14 @@ def _filters(options: dict[str, Any]) -> Any:
 
 
 @click.command()
-@click.argument("query")
-@click.option("--k", default=5, show_default=True, help="Number of records to return.")
+@click.argument("query", type=TEXT)
+@click.option(
+    "--k",
+    default=5,
+    show_default=True,
+    type=click.IntRange(1, MAX_K),
+    help="Number of records to return.",
+)
 @click.option("--json", "as_json", is_flag=True)
 @_filter_options
 def search(query: str, k: int, as_json: bool, **filter_options: Any) -> None:
@@ -204,7 +214,7 @@ def _echo_answers(answers: dict[str, Any]) -> None:
 
 
 @click.command("ask")
-@click.argument("question")
+@click.argument("question", type=TEXT)
 @click.option(
     "--mode",
     type=click.Choice(["local", "global", "auto"]),
@@ -212,8 +222,19 @@ def _echo_answers(answers: dict[str, Any]) -> None:
     show_default=True,
     help="local: records found by hybrid search; global: community reports; auto: decide.",
 )
-@click.option("--k", default=5, show_default=True, help="Records retrieved for local answers.")
-@click.option("--level", type=int, default=None, help="Community level for global search.")
+@click.option(
+    "--k",
+    default=5,
+    show_default=True,
+    type=click.IntRange(1, MAX_K),
+    help="Records retrieved for local answers.",
+)
+@click.option(
+    "--level",
+    type=click.IntRange(0, MAX_LEVEL),
+    default=None,
+    help="Community level for global search.",
+)
 @click.option(
     "--strict-llm",
     is_flag=True,

@@ -8,9 +8,11 @@ The initial password is set once per ``data/`` and remembered as a salted digest
 from __future__ import annotations
 
 import hashlib
+import os
 import secrets
 import shutil
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -139,6 +141,12 @@ def password_problem(settings: Neo4jSettings, home: Path) -> str | None:
     )
 
 
+def _argument_file_quote(value: str) -> str:
+    """One argument of a picocli argument file: double-quoted, so that spaces, quotes, `#` and
+    a leading `@` stay part of it, with backslashes and double quotes escaped."""
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 def _set_initial_password(settings: Neo4jSettings, home: Path, log: Log) -> None:
     marker = _password_marker(home)
     if marker.is_file() or (home / "data" / "databases").exists():
@@ -149,22 +157,32 @@ def _set_initial_password(settings: Neo4jSettings, home: Path, log: Log) -> None
             "the local server only has the built-in user 'neo4j' (Community Edition): "
             "unset NEO4J_USERNAME or set it to 'neo4j'"
         )
-    proc = subprocess.run(
-        [
-            java(),
-            "-cp",
-            str(home / "lib" / "*"),
-            ADMIN_TOOL,
-            "dbms",
-            "set-initial-password",
-            settings.password,
-        ],
-        cwd=home,
-        env=server_env(home),
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    # The password goes in an argument file (neo4j-admin's picocli expands `@file`) readable
+    # by this user only, never on the command line, where `ps` shows it to every user.
+    fd, name = tempfile.mkstemp(prefix="initial-password-", dir=home / "run")
+    arguments = Path(name)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(_argument_file_quote(settings.password) + "\n")
+        proc = subprocess.run(
+            [
+                java(),
+                "-Dfile.encoding=UTF-8",
+                "-cp",
+                str(home / "lib" / "*"),
+                ADMIN_TOOL,
+                "dbms",
+                "set-initial-password",
+                f"@{arguments}",
+            ],
+            cwd=home,
+            env=server_env(home),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    finally:
+        arguments.unlink(missing_ok=True)
     if proc.returncode != 0:
         # The output does not echo the password, but be safe anyway.
         output = (proc.stdout + proc.stderr).replace(settings.password, "***").strip()

@@ -48,6 +48,25 @@ def java() -> str:
     return found
 
 
+#: The variables of this process that the Neo4j processes get: where things are, the locale
+#: (Java reads arguments and files in its charset) and the time zone. Nothing else: the caller's
+#: environment holds secrets the JVM has no use for (an LLM key, cloud credentials).
+SERVER_ENV_VARIABLES = (
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "TMPDIR",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+    "JAVA_HOME",
+)
+
+
 def server_env(home: Path) -> dict[str, str]:
-    """The environment of the Neo4j processes: this process's, with the home and its conf."""
-    return dict(os.environ, NEO4J_HOME=str(home), NEO4J_CONF=str(home / "conf"))
+    """The environment of the Neo4j processes: an allow-listed few of this process's variables
+    (`SERVER_ENV_VARIABLES`), with the home and its conf."""
+    kept = {name: os.environ[name] for name in SERVER_ENV_VARIABLES if name in os.environ}
+    return dict(kept, NEO4J_HOME=str(home), NEO4J_CONF=str(home / "conf"))

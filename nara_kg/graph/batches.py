@@ -1,5 +1,10 @@
 """Running parameterized statements over batches of rows, with the driver's managed retries;
-reading rows back, in auto-commit transactions for the latency-bound reads of a search."""
+reading rows back in auto-commit transactions, retried only briefly.
+
+A read is retried for at most `READ_RETRY_BUDGET_S`: the driver's managed transactions retry
+for 30 s, which kept every read of a server whose Neo4j is down waiting that long before it
+could say so (health answered 503 after 35 s). A read that fails is cheap to ask again; a
+build step that fails is re-run."""
 
 from __future__ import annotations
 
@@ -63,30 +68,27 @@ def write_batches(
     return total
 
 
-def _read_records(driver: Driver, database: str, statement: str, params: dict[str, Any]) -> Any:
-    records, _, _ = driver.execute_query(
-        Query(cast(LiteralString, statement)), unlogged(params), database_=database, routing_="r"
-    )
-    return records
-
-
 def read_all(
     driver: Driver, database: str, statement: str, **params: Any
 ) -> Sequence[dict[str, Any]]:
-    return [record.data() for record in _read_records(driver, database, statement, params)]
+    return [record.data() for record in _read_autocommit(driver, database, statement, params)]
 
 
 #: Tries of an auto-commit read that fails with an error the driver calls retryable (a server
 #: restarting, a cluster's leader moving) before the error is raised.
 READ_ATTEMPTS = 3
 READ_RETRY_SECONDS = 0.2
+#: No retry starts later than this after the first try (a connection that timed out once
+#: is not waited for again).
+READ_RETRY_BUDGET_S = 1.0
 
 
 def _read_autocommit(driver: Driver, database: str, statement: str, params: dict[str, Any]) -> Any:
     """The rows of one auto-commit read transaction: RUN and PULL go in one round trip, where
     `execute_query`'s managed transaction adds BEGIN and COMMIT (`RETURN 1`: 0.9 against 1.6 ms,
     and a third of Neo4j's CPU). Reads after this driver's `execute_query` writes (its bookmark
-    manager), and retried like a managed transaction on retryable errors."""
+    manager), and retried on retryable errors within `READ_RETRY_BUDGET_S`."""
+    started = time.monotonic()
     for attempt in range(1, READ_ATTEMPTS + 1):
         try:
             with driver.session(
@@ -96,7 +98,8 @@ def _read_autocommit(driver: Driver, database: str, statement: str, params: dict
             ) as session:
                 return list(session.run(Query(cast(LiteralString, statement)), unlogged(params)))
         except (Neo4jError, DriverError) as error:
-            if attempt == READ_ATTEMPTS or not error.is_retryable():
+            late = time.monotonic() - started >= READ_RETRY_BUDGET_S
+            if attempt == READ_ATTEMPTS or late or not error.is_retryable():
                 raise
             time.sleep(READ_RETRY_SECONDS * attempt)
     raise AssertionError("unreachable")

@@ -202,25 +202,29 @@ WHERE first.{Prop.CHUNK_SEQ_ID} = 0 AND {FILTER_PREDICATE}
 
 INDEXED_CHUNKS = f"MATCH (n:{_TEXT}) RETURN count(n) AS n"
 
-#: The record to search within and every record under it (`Includes`, any depth).
+#: The record to search within and every record under it (`Includes`, any depth: the
+#: hierarchy is a forest, ancestor cycles are broken when it is built, and an unbounded
+#: expansion whose ends are collected DISTINCT visits each record once).
 DESCENDANTS = f"""
 MATCH (root:{Label.CHUNK} {_first_chunk("$naId")})
-OPTIONAL MATCH (root)-[:{Rel.INCLUDES}*1..12]->(d:{Label.CHUNK})
+OPTIONAL MATCH (root)-[:{Rel.INCLUDES}*1..]->(d:{Label.CHUNK})
 RETURN root.{Prop.LEVEL_OF_DESCRIPTION} AS level, root.{Prop.NODE_TYPE} AS nodeType,
        collect(DISTINCT d.{Prop.NA_ID}) AS ids
 """
 
+#: The records above `first`, root first and `first` last, at any depth: each record has one
+#: parent (`Includes` is a forest), so the walk up is a single path; a record outside any
+#: hierarchy is its own one-entry hierarchy, and the list is never null.
 _HIERARCHY = f"""
 CALL (first) {{
-    OPTIONAL MATCH path = (root:{Label.CHUNK})-[:{Rel.INCLUDES}*0..12]->(first)
+    OPTIONAL MATCH path = (root:{Label.CHUNK})-[:{Rel.INCLUDES}*0..]->(first)
     WHERE NOT (root)<-[:{Rel.INCLUDES}]-()
-    RETURN [n IN nodes(path) | n {{
+    WITH first, path ORDER BY length(path) DESC LIMIT 1
+    RETURN [n IN coalesce(nodes(path), [first]) | n {{
         .{Prop.NA_ID}, .{Prop.RECORD_TYPE}, .{Prop.LEVEL_OF_DESCRIPTION}, .{Prop.TITLE},
         .logicalDate_inclusiveStartDate, .logicalDate_inclusiveEndDate,
         .logicalDate_coverageStartDate, .logicalDate_coverageEndDate, .{Prop.SOURCE}
     }}] AS hierarchy
-    ORDER BY length(path) DESC
-    LIMIT 1
 }}
 CALL (first) {{
     OPTIONAL MATCH (authority:{Label.CHUNK})-[r:{_AUTHORITY_TYPES}]->(first)

@@ -14,11 +14,14 @@ from neo4j import Driver
 
 from nara_kg.errors import QueryError
 from nara_kg.graph import search as cypher
+from nara_kg.model.limits import MAX_NA_ID, is_utf8
 from nara_kg.model.schema import AUTHORITY_TYPES, DESCRIPTION_TYPES, RecordKind
 
 #: The levels of description a search can be restricted to "within" (they hold records).
 CONTAINER_LEVELS = frozenset({"recordGroup", "series", "fileUnit", "collection"})
-_DATE = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$")
+#: ASCII digits only: `\d` also matches fullwidth and Arabic-Indic digits, which int() reads
+#: but which compare wrongly with the graph's ISO dates as text.
+_DATE = re.compile(r"^([0-9]{4})(?:-([0-9]{2})(?:-([0-9]{2}))?)?$")
 
 
 def _iso_bound(value: str | None, *, end: bool, name: str) -> str | None:
@@ -76,8 +79,12 @@ class SearchFilters:
         end = _iso_bound(self.date_to, end=True, name="date_to")
         if start is not None and end is not None and start > end:
             raise QueryError(f"date_from {self.date_from} is after date_to {self.date_to}")
-        if self.within is not None and self.within <= 0:
-            raise QueryError(f"within must be a naId (a positive number): {self.within}")
+        if self.within is not None and not 0 < self.within <= MAX_NA_ID:
+            raise QueryError(
+                f"within must be a naId (a positive number, at most {MAX_NA_ID}): {self.within}"
+            )
+        if not all(is_utf8(text) for text in self.materials):
+            raise QueryError("materials: text is not valid UTF-8 (it holds a lone surrogate)")
 
     @property
     def active(self) -> bool:

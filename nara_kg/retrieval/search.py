@@ -445,7 +445,7 @@ def local_search(
                 score=round(score, 6),
                 source=row["source"],
                 is_stub=bool(row["isStub"]),
-                hierarchy=[h for h in row["hierarchy"] if h],
+                hierarchy=[h for h in row["hierarchy"] or [] if h],
                 authorities=[a for a in row["authorities"] if a.get("naId") is not None],
                 text="\n".join(t for t in row["textList"] if t),
                 chunk_id=row["chunkId"],

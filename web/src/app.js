@@ -1,7 +1,7 @@
 // The chat page: the conversation, the filters, and the knowledge-network panel.
 
 import { api } from "./api.js";
-import { clear } from "./dom.js";
+import { clear, inertText } from "./dom.js";
 import { NetworkPanel } from "./graph.js";
 import { answerBubble, errorBubble, pendingBubble, userBubble } from "./render.js";
 
@@ -49,7 +49,7 @@ function main() {
     showNetwork: (response) => network.draw(response),
     searchWithin: (naId, title) => {
       $("within").value = String(naId);
-      $("within-title").textContent = title ? `within “${title}”` : "";
+      $("within-title").textContent = title ? `within “${inertText(title)}”` : "";
       $("filters").open = true;
       updateFilterSummary();
       $("question").focus();

@@ -1,12 +1,23 @@
 // DOM helpers. Record text is untrusted catalog data: it only ever reaches the page through
-// textContent and attribute setters, never as markup, and links are built from naIds alone.
+// textContent and attribute setters, never as markup, links are built from naIds alone, and
+// its bidirectional controls are removed (inertText).
+
+// Embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069): in catalog text they would
+// reorder what follows them on the page, so a title could show its letters in another order
+// than they are stored ("Trojan Source"). Catalog text never needs them: the browser's own
+// bidirectional algorithm still lays out Arabic or Hebrew text.
+const BIDI_CONTROLS = /[\u202A-\u202E\u2066-\u2069]/g;
+
+export function inertText(value) {
+  return String(value).replace(BIDI_CONTROLS, "");
+}
 
 export function el(tag, options = {}, children = []) {
   const node = document.createElement(tag);
   if (options.className) node.className = options.className;
-  if (options.text !== undefined && options.text !== null) node.textContent = String(options.text);
+  if (options.text !== undefined && options.text !== null) node.textContent = inertText(options.text);
   for (const [name, value] of Object.entries(options.attrs || {})) {
-    if (value !== undefined && value !== null) node.setAttribute(name, String(value));
+    if (value !== undefined && value !== null) node.setAttribute(name, inertText(value));
   }
   for (const child of children) {
     if (child !== null && child !== undefined) node.append(child);

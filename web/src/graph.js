@@ -3,7 +3,7 @@
 // npm, served locally), coloured by type, with details on click.
 
 import { api } from "./api.js";
-import { catalogLink, clear, el, formatDates } from "./dom.js";
+import { catalogLink, clear, el, formatDates, inertText } from "./dom.js";
 import { typeName } from "./render.js";
 
 export const TYPE_COLORS = {
@@ -34,7 +34,7 @@ function category(node) {
 }
 
 function shortLabel(text, limit = 38) {
-  const value = String(text || "");
+  const value = inertText(text || "");
   return value.length > limit ? `${value.slice(0, limit - 1)}…` : value;
 }
 
