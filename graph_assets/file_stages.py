@@ -39,6 +39,7 @@ from graph_assets.common import (
 )
 from graph_assets.partitions import files_of_run, input_files, is_full_rebuild
 from nara_kg.embedding.encoder import Embedder
+from nara_kg.ingest.inputs import FileVanished
 from nara_kg.ingest.layout import WorkLayout
 from nara_kg.ingest.stages import chunk_embeddings, chunks, parsed_records, raw_jsonl
 from resources import EmbeddingModel, PipelinePaths
@@ -131,6 +132,9 @@ class _FileWork:
     messages: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     error: Exception | None = None
+    #: Why the file was skipped: it left the export (or became unreadable, or a FIFO) after
+    #: it was listed. Not an error: record_selection sees it as it is now.
+    vanished: str | None = None
 
 
 @dataclass
@@ -157,15 +161,7 @@ class _Stages:
         return self.paths.layout
 
     def scan(self, rel_path: str, work: _FileWork) -> dict[str, Any]:
-        try:
-            file = raw_jsonl.scan_file(
-                self.paths.data_path, rel_path, self.layout, force=self.force
-            )
-        except FileNotFoundError as error:
-            raise dg.Failure(
-                f"{error}: the file left the export; the input sensor (or `nara-kg build`) "
-                "removes its partition"
-            ) from error
+        file = raw_jsonl.scan_file(self.paths.data_path, rel_path, self.layout, force=self.force)
         return {"file": rel_path, "bytes": file.size, "sha256": file.sha256}
 
     def parse(self, rel_path: str, work: _FileWork) -> dict[str, Any]:
@@ -239,6 +235,12 @@ class _Stages:
                 started = time.perf_counter()
                 work.pending = self.plan_embedding(rel_path)
                 work.seconds[CHUNK_EMBEDDINGS] = time.perf_counter() - started
+        except FileVanished as error:
+            work.vanished = str(error)
+            work.warnings.append(
+                f"{rel_path}: skipped file: {error}; the input sensor (or `nara-kg build`) "
+                "brings its partition in step with the export"
+            )
         except Exception as error:
             work.error = error
         return work
@@ -249,7 +251,7 @@ class _Stages:
             self.log.info(message)
         for message in work.warnings:
             self.log.warning(message)
-        if work.error is not None:
+        if work.error is not None or work.vanished is not None:
             return
         for key, spent in work.seconds.items():
             seconds[key] += spent
@@ -494,6 +496,8 @@ def file_stages(
                 stages.absorb(work, seconds)
                 if work.error is not None:
                     fail(work.rel_path, work.error)
+                    continue
+                if work.vanished is not None:
                     continue
                 if work.pending is None:
                     finish(work.rel_path, work.rows)

@@ -5,18 +5,26 @@ pipeline functions on files made here)."""
 from __future__ import annotations
 
 import json
+import logging
+import os
 from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
+import pytest
 
+from graph_assets.file_stages import PARSED_RECORDS, RAW_JSONL, _Stages
 from nara_kg.embedding.encoder import Embedder
+from nara_kg.embedding.standin import StandinEmbedder
+from nara_kg.ingest.inputs import SKIPPED_FILE, scan_input_tree
 from nara_kg.ingest.layout import WorkLayout
+from nara_kg.ingest.stages import raw_jsonl
 from nara_kg.ingest.stages.chunks import chunk_records
 from nara_kg.ingest.stages.raw_jsonl import scan_inputs
-from nara_kg.ingest.stages.record_selection import parse_inputs
+from nara_kg.ingest.stages.record_selection import chosen_rows_by_file, parse_inputs
 from nara_kg.model.tables import Col
-from tests.reliability.test_input_faults import record, write
+from resources import PipelinePaths
+from tests.reliability.test_input_faults import parse_all, record, write
 
 
 def _chunk_rows(data: Path, work: Path, embedder: Any) -> dict[int, list[dict[str, Any]]]:
@@ -74,3 +82,78 @@ def test_a_header_past_the_token_budget_is_clipped_and_the_file_still_chunks(
     for na_id in (1, 2):
         assert [row[Col.TEXT] for row in hostile[na_id]] == [r[Col.TEXT] for r in clean[na_id]]
     assert json.loads(hostile[9940001][0][Col.PROPS])["naId"] == 9940001
+
+
+def _loaded(work: Path) -> set[int]:
+    layout = WorkLayout(work)
+    chosen = {(file_id, row) for file_id, rows in chosen_rows_by_file(layout) for row in rows}
+    found = set()
+    for file_id, row in chosen:
+        table = pq.read_table(layout.parsed_part(file_id), columns=[Col.NA_ID])
+        found.add(table[Col.NA_ID][row].as_py())
+    return found
+
+
+def test_a_symlink_loop_is_a_file_level_reject(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    write(data / "good.jsonl", [record(1), record(2)])
+    (data / "loop_a.jsonl").symlink_to("loop_b.jsonl")
+    (data / "loop_b.jsonl").symlink_to("loop_a.jsonl")
+    tree = scan_input_tree(data)
+    assert tree.files == ["good.jsonl"]
+    assert {(s.rel_path, s.detail) for s in tree.skipped} == {
+        ("loop_a.jsonl", "symbolic link loop"),
+        ("loop_b.jsonl", "symbolic link loop"),
+    }
+    result = parse_all(data, tmp_path / "work")
+    assert result.records == 2 and result.reject_reasons[SKIPPED_FILE] == 2
+    rejects = pq.read_table(WorkLayout(tmp_path / "work").rejects).to_pylist()
+    assert sorted((r["file_name"], r["line_num"]) for r in rejects) == [
+        ("loop_a.jsonl", 0),
+        ("loop_b.jsonl", 0),
+    ]
+
+
+def test_a_file_replaced_by_a_fifo_is_a_reject_that_keeps_its_last_parse(tmp_path: Path) -> None:
+    data, work = tmp_path / "data", tmp_path / "work"
+    write(data / "a.jsonl", [record(1), record(2)])
+    replaced = write(data / "b.jsonl", [record(3)])
+    first = parse_all(data, work)
+    assert first.records == 3 and _loaded(work) == {1, 2, 3}
+
+    replaced.unlink()
+    os.mkfifo(replaced)  # reading it would block the build for ever
+    again = parse_all(data, work)
+    assert again.reject_reasons[SKIPPED_FILE] == 1
+    assert again.files_pending == [] and again.parts_removed == 0
+    assert _loaded(work) == {1, 2, 3}
+    rejects = pq.read_table(WorkLayout(work).rejects).to_pylist()
+    assert [(r["file_name"], r["line_num"], r["reason"]) for r in rejects] == [
+        ("b.jsonl", 0, f"{SKIPPED_FILE}: not a regular file: a FIFO")
+    ]
+
+
+def test_a_file_that_vanishes_between_listing_and_hashing_is_skipped_not_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data, work = tmp_path / "data", tmp_path / "work"
+    write(data / "a.jsonl", [record(1)])
+    # The listing saw gone.jsonl; it was deleted before it was hashed.
+    monkeypatch.setattr(raw_jsonl, "list_input_paths", lambda *_, **__: ["a.jsonl", "gone.jsonl"])
+    assert [file.rel_path for file in raw_jsonl.scan_inputs(data, WorkLayout(work))] == ["a.jsonl"]
+    # The file stages of a build: the file is skipped with a warning, the others go on.
+    stages = _Stages(
+        paths=PipelinePaths(data_dir=str(data), work_dir=str(work)),
+        embedder=StandinEmbedder(),
+        force=False,
+        log=logging.getLogger("test"),
+        encodes=False,
+    )
+    steps = ((RAW_JSONL, stages.scan), (PARSED_RECORDS, stages.parse))
+    gone = stages.prepare("gone.jsonl", steps)
+    assert gone.error is None and gone.vanished is not None
+    assert "does not exist" in gone.vanished
+    assert any("skipped file" in warning for warning in gone.warnings)
+    kept = stages.prepare("a.jsonl", steps)
+    assert kept.error is None and kept.vanished is None
+    assert kept.rows[PARSED_RECORDS]["records"] == 1

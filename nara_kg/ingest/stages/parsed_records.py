@@ -13,7 +13,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from nara_kg.ingest.inputs import InputFile
+from nara_kg.ingest.inputs import FileVanished, InputFile
 from nara_kg.ingest.layout import WorkLayout
 from nara_kg.ingest.parsing.readers import iter_file, iter_lines_with, parse_line
 from nara_kg.ingest.parsing.results import ParsedRecord, Rejected
@@ -157,8 +157,8 @@ def parse_file(
             rejects_path,
             max_body_chars=max_body_chars,
         )
-    except PermissionError as error:  # unreadable since it was listed: a file-level reject
-        raise FileNotFoundError(f"{file.rel_path} cannot be read: {error}") from error
+    except (PermissionError, FileNotFoundError) as error:  # changed since it was listed
+        raise FileVanished(f"{file.rel_path} cannot be read: {error}") from error
     result = FileParseResult(
         **asdict(stats),
         rel_path=file.rel_path,
