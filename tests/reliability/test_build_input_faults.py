@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -157,3 +158,37 @@ def test_a_file_that_vanishes_between_listing_and_hashing_is_skipped_not_an_erro
     kept = stages.prepare("a.jsonl", steps)
     assert kept.error is None and kept.vanished is None
     assert kept.rows[PARSED_RECORDS]["records"] == 1
+
+
+def _zip_with_an_altered_member(path: Path, *, cut_directory: bool) -> None:
+    """members a.jsonl (records 1, 2, 3) and b.jsonl (4): in a.jsonl, naId 2 is turned into
+    7 after the CRC was taken (stored, so the bytes are there to alter)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as archive:
+        # Lines longer than the reader's buffer, so that lines are read before the member's end.
+        note = "Correspondence about flood control. " * 1_000
+        lines = [record(na_id, scopeAndContentNote=note) for na_id in (1, 2, 3)]
+        archive.writestr("a.jsonl", "\n".join(lines) + "\n")
+        archive.writestr("b.jsonl", record(4) + "\n")
+    raw = bytearray(path.read_bytes())
+    at = raw.index(b'"naId": 2')
+    raw[at + len('"naId": ')] = ord("7")
+    if cut_directory:  # a cut-short archive: members read from their local headers
+        raw = raw[: raw.index(b"PK\x01\x02")]
+    path.write_bytes(bytes(raw))
+
+
+@pytest.mark.parametrize("cut_directory", [False, True], ids=["whole", "cut-short"])
+def test_a_zip_member_failing_its_crc_is_rejected_whole(
+    tmp_path: Path, cut_directory: bool
+) -> None:
+    data, work = tmp_path / "data", tmp_path / "work"
+    _zip_with_an_altered_member(data / "export.zip", cut_directory=cut_directory)
+    result = parse_all(data, work)
+    # Nothing of the altered member loads (not its altered line, not the lines before it);
+    # the intact member does.
+    assert _loaded(work) == {4}
+    rejects = pq.read_table(WorkLayout(work).rejects).to_pylist()
+    crc = [r for r in rejects if r["file_name"] == "export.zip!a.jsonl"]
+    assert len(crc) == 1 and "CRC" in crc[0]["reason"] and crc[0]["line_num"] == 0
+    assert result.records == 1
