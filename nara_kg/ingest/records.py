@@ -112,6 +112,15 @@ class ReusedLine:
     cut_from: int | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class DuplicateLine:
+    """A line with the same bytes as an earlier line of the same file: the same record again,
+    dropped before it is chunked (the earlier line wins any tie in the selection anyway)."""
+
+    line_num: int
+    first_line: int
+
+
 @dataclass
 class ParseStats:
     lines: int = 0
@@ -124,6 +133,8 @@ class ParseStats:
     cut: list[tuple[int, int, int]] = field(default_factory=list)
     #: Lines whose rows came from the file's previous parse (their bytes were unchanged).
     lines_reused: int = 0
+    #: Lines that repeat an earlier line of the file byte for byte (dropped, `DuplicateLine`).
+    duplicate_lines: int = 0
 
 
 class _BatchedWriter:
@@ -155,7 +166,7 @@ class _BatchedWriter:
 
 
 def write_parsed_file(
-    items: Iterable[ParsedRecord | Rejected | ReusedLine],
+    items: Iterable[ParsedRecord | Rejected | ReusedLine | DuplicateLine],
     file_name: str,
     records_path: Path,
     rejects_path: Path,
@@ -170,6 +181,10 @@ def write_parsed_file(
     records = _BatchedWriter(records_tmp, RECORD_SCHEMA)
     rejects = _BatchedWriter(rejects_tmp, REJECT_SCHEMA)
     for item in items:
+        if isinstance(item, DuplicateLine):
+            stats.lines += 1
+            stats.duplicate_lines += 1
+            continue
         if isinstance(item, ReusedLine):
             first = item.rows[0]
             stats.lines += 1
@@ -230,6 +245,11 @@ class Selection:
     duplicates: list[dict[str, Any]]
     records: int
     stubs: int
+
+
+#: Dropped copies of one naId listed by name (the rest only counted): a record repeated
+#: 500,000 times made one log line of 12 million characters.
+DROPPED_COPIES_LISTED = 5
 
 
 def select_records(parts: list[Path]) -> Selection:
@@ -313,13 +333,15 @@ def select_records(parts: list[Path]) -> Selection:
         for row in full_sorted[dup_mask]:
             groups.setdefault(int(na_ids[row]), []).append(int(row))
         for na_id, rows in groups.items():
+            shown = rows[1 : 1 + DROPPED_COPIES_LISTED]
             duplicates.append(
                 {
                     "naId": na_id,
                     "chosen": f"{file_names[rows[0]]}:{line_nums[rows[0]]}",
                     "chosen_completeness": int(completeness[rows[0]]),
-                    "dropped": [f"{file_names[r]}:{line_nums[r]}" for r in rows[1:]],
-                    "dropped_completeness": [int(completeness[r]) for r in rows[1:]],
+                    "dropped": [f"{file_names[r]}:{line_nums[r]}" for r in shown],
+                    "dropped_completeness": [int(completeness[r]) for r in shown],
+                    "dropped_count": len(rows) - 1,
                 }
             )
     return Selection(frozenset(chosen), aliases, duplicates, records, stubs)

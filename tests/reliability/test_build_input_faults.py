@@ -20,7 +20,7 @@ from nara_kg.embedding.standin import StandinEmbedder
 from nara_kg.ingest.inputs import SKIPPED_FILE, scan_input_tree
 from nara_kg.ingest.layout import WorkLayout
 from nara_kg.ingest.stages import raw_jsonl
-from nara_kg.ingest.stages.chunks import chunk_records
+from nara_kg.ingest.stages.chunks import chunk_records, iter_chunks
 from nara_kg.ingest.stages.raw_jsonl import scan_inputs
 from nara_kg.ingest.stages.record_selection import chosen_rows_by_file, parse_inputs
 from nara_kg.model.tables import Col
@@ -192,3 +192,63 @@ def test_a_zip_member_failing_its_crc_is_rejected_whole(
     crc = [r for r in rejects if r["file_name"] == "export.zip!a.jsonl"]
     assert len(crc) == 1 and "CRC" in crc[0]["reason"] and crc[0]["line_num"] == 0
     assert result.records == 1
+
+
+def test_duplicate_lines_are_dropped_before_chunking_and_logged_in_a_few_lines(
+    tmp_path: Path,
+) -> None:
+    copies = 50_000
+    repeated = record(2, scopeAndContentNote="Minutes of the flood control board. " * 40)
+    write(tmp_path / "clean" / "a.jsonl", [record(1), repeated, record(3)])
+    # The same line 50,000 times, and one naId in 300 copies that differ (other titles).
+    variants = [record(9, title=f"Variant {i}") for i in range(300)]
+    write(
+        tmp_path / "hostile" / "a.jsonl",
+        [record(1), *([repeated] * copies), record(3), *variants],
+    )
+    embedder = StandinEmbedder()
+    layouts, logged = {}, []
+    for name in ("clean", "hostile"):
+        layout = layouts[name] = WorkLayout(tmp_path / f"{name}-work")
+        layout.ensure()
+        files = scan_inputs(tmp_path / name, layout)
+        parsed = parse_inputs(tmp_path / name, files, layout, log=logged.append)
+        chunk_records(
+            files,
+            layout,
+            count_tokens=embedder.count_tokens,
+            max_tokens=embedder.max_tokens,
+            chunker_key=embedder.key,
+        )
+    [part] = layouts["hostile"].chunks_dir.glob("*.chunks.parquet")
+    chunk_ids = pq.read_table(part, columns=[Col.NA_ID])[Col.NA_ID].to_pylist()
+    # One copy of the repeated line is parsed and chunked, not 50,000.
+    assert chunk_ids.count(2) == len(
+        [
+            n
+            for n in pq.read_table(next(layouts["clean"].chunks_dir.glob("*.chunks.parquet")))[
+                Col.NA_ID
+            ].to_pylist()
+            if n == 2
+        ]
+    )
+    stats = json.loads(next(layouts["hostile"].parsed_dir.glob("*.stats.json")).read_text())
+    assert stats["duplicate_lines"] == copies - 1
+    assert stats["lines"] == copies + 302 and stats["records"] == 303
+
+    # The chosen records' chunks are those of the clean file (naId 9 aside; a line number
+    # moved by the copies before it aside).
+    def chunks_of(layout: WorkLayout) -> dict[int, list[tuple[str, dict[str, Any]]]]:
+        found: dict[int, list[tuple[str, dict[str, Any]]]] = {}
+        for row in iter_chunks(layout, [Col.NA_ID, Col.TEXT, Col.PROPS]):
+            props = {k: v for k, v in json.loads(row[Col.PROPS]).items() if k != "line_num"}
+            found.setdefault(row[Col.NA_ID], []).append((row[Col.TEXT], props))
+        return found
+
+    chosen = chunks_of(layouts["hostile"])
+    assert chosen.pop(9) and chosen == chunks_of(layouts["clean"])
+    # Log lines stay short: the first few dropped copies, then a count.
+    assert max(len(line) for line in logged) < 1_000
+    assert any("naId 9 appears 300 times" in line and "and 294 more" in line for line in logged)
+    assert any(f"{copies - 1:,} lines repeat an earlier line" in line for line in logged)
+    assert parsed.duplicates[0]["dropped_count"] == 299

@@ -19,6 +19,7 @@ from nara_kg.ingest.parsing.readers import iter_file, iter_lines_with, parse_lin
 from nara_kg.ingest.parsing.results import ParsedRecord, Rejected
 from nara_kg.ingest.records import (
     DEFAULT_MAX_BODY_CHARS,
+    DuplicateLine,
     ParseStats,
     ReusedLine,
     write_parsed_file,
@@ -66,6 +67,7 @@ class LineReuse:
             if line_num in rows_by_line:
                 self._line_of.setdefault(digest, line_num)
         self.digests: dict[int, str] = {}
+        self._first_line: dict[str, int] = {}
 
     @classmethod
     def load(
@@ -84,9 +86,12 @@ class LineReuse:
 
     def __call__(
         self, line: bytes, file_name: str, line_num: int
-    ) -> ParsedRecord | ReusedLine | Rejected:
+    ) -> ParsedRecord | ReusedLine | DuplicateLine | Rejected:
         digest = line_digest(line)
         self.digests[line_num] = digest
+        first = self._first_line.setdefault(digest, line_num)
+        if first != line_num:
+            return DuplicateLine(line_num, first)
         earlier = self._line_of.get(digest)
         if earlier is None:
             return parse_line(line, file_name, line_num)
@@ -99,15 +104,21 @@ class _Digesting:
 
     def __init__(self) -> None:
         self.digests: dict[int, str] = {}
+        self._first_line: dict[str, int] = {}
 
-    def __call__(self, line: bytes, file_name: str, line_num: int) -> ParsedRecord | Rejected:
-        self.digests[line_num] = line_digest(line)
+    def __call__(
+        self, line: bytes, file_name: str, line_num: int
+    ) -> ParsedRecord | DuplicateLine | Rejected:
+        digest = self.digests[line_num] = line_digest(line)
+        first = self._first_line.setdefault(digest, line_num)
+        if first != line_num:
+            return DuplicateLine(line_num, first)
         return parse_line(line, file_name, line_num)
 
 
 def _items(
     file: InputFile, reuse: LineReuse | _Digesting | None
-) -> Iterator[ParsedRecord | ReusedLine | Rejected]:
+) -> Iterator[ParsedRecord | ReusedLine | DuplicateLine | Rejected]:
     if reuse is None:
         return iter_file(file.path, display_name=file.rel_path)
     return iter_lines_with(file.path, reuse, display_name=file.rel_path)
@@ -175,6 +186,11 @@ def parse_file(
     if reuse is not None:
         write_json(digests_path, {"lines": {str(n): d for n, d in reuse.digests.items()}})
     write_json(layout.parse_stats(file.file_id), {**asdict(result), "parsed": True})
+    if stats.duplicate_lines:
+        log(
+            f"{file.rel_path}: {stats.duplicate_lines:,} lines repeat an earlier line of the "
+            "file byte for byte: dropped before chunking"
+        )
     reused = f", {stats.lines_reused} unchanged lines reused" if stats.lines_reused else ""
     log(
         f"parsed {file.rel_path}: {stats.records} records, {stats.stubs} stubs, "
