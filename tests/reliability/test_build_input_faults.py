@@ -207,7 +207,8 @@ def test_duplicate_lines_are_dropped_before_chunking_and_logged_in_a_few_lines(
         [record(1), *([repeated] * copies), record(3), *variants],
     )
     embedder = StandinEmbedder()
-    layouts, logged = {}, []
+    layouts: dict[str, WorkLayout] = {}
+    logged: list[str] = []
     for name in ("clean", "hostile"):
         layout = layouts[name] = WorkLayout(tmp_path / f"{name}-work")
         layout.ensure()
