@@ -155,6 +155,8 @@ class _Stages:
     seconds_encoding: float = 0.0
     #: Distinct texts through the model: chunks that share a text share its one encoding.
     texts_encoded: int = 0
+    #: Files skipped because they left the export (or changed kind) after they were listed.
+    vanished: list[dict[str, str]] = field(default_factory=list)
 
     @property
     def layout(self) -> WorkLayout:
@@ -251,6 +253,8 @@ class _Stages:
             self.log.info(message)
         for message in work.warnings:
             self.log.warning(message)
+        if work.vanished is not None:
+            self.vanished.append({"file": work.rel_path, "reason": work.vanished})
         if work.error is not None or work.vanished is not None:
             return
         for key, spent in work.seconds.items():
@@ -304,6 +308,8 @@ class _Stages:
                 **common,
                 "data_dir": dg.MetadataValue.path(str(self.paths.data_path)),
                 "bytes": total("bytes"),
+                "files_vanished": len(self.vanished),
+                "vanished": table(self.vanished),
             }
         if key == PARSED_RECORDS:
             lines, rejected = total("lines"), total("rejected")
