@@ -153,14 +153,16 @@ class _BatchedWriter:
         if not self._rows:
             return
         if self._writer is None:
-            self._writer = pq.ParquetWriter(self._path, self._schema, compression="zstd")
+            self._writer = pq.ParquetWriter(
+                self._path, self._schema, compression="zstd", write_page_checksum=True
+            )
         self._writer.write_table(pa.Table.from_pylist(self._rows, schema=self._schema))
         self._rows = []
 
     def close(self) -> None:
         self.flush()
         if self._writer is None:  # an empty table still gets a file: "parsed, nothing found"
-            pq.write_table(self._schema.empty_table(), self._path)
+            pq.write_table(self._schema.empty_table(), self._path, write_page_checksum=True)
         else:
             self._writer.close()
 
@@ -228,7 +230,7 @@ def write_parsed_file(
 
 def iter_rows(path: Path, columns: list[str] | None = None) -> Iterator[dict[str, Any]]:
     """Rows of one Parquet part, a batch at a time."""
-    parquet = pq.ParquetFile(path)
+    parquet = pq.ParquetFile(path, page_checksum_verification=True)
     for batch in parquet.iter_batches(batch_size=BATCH_ROWS, columns=columns):
         yield from batch.to_pylist()
 

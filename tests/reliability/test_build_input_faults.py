@@ -20,12 +20,16 @@ from nara_kg.embedding.standin import StandinEmbedder
 from nara_kg.ingest.inputs import SKIPPED_FILE, scan_input_tree
 from nara_kg.ingest.layout import WorkLayout
 from nara_kg.ingest.stages import raw_jsonl
-from nara_kg.ingest.stages.chunks import chunk_records, iter_chunks
+from nara_kg.ingest.stages.chunk_embeddings import encode_pending, plan_file, write_vectors
+from nara_kg.ingest.stages.chunks import chunk_file, chunk_records, iter_chunks
+from nara_kg.ingest.stages.common import CorruptWorkFile
+from nara_kg.ingest.stages.parsed_records import parse_file
 from nara_kg.ingest.stages.raw_jsonl import scan_inputs
 from nara_kg.ingest.stages.record_selection import chosen_rows_by_file, parse_inputs
 from nara_kg.model.tables import Col
 from resources import PipelinePaths
 from tests.reliability.test_input_faults import parse_all, record, write
+from tests.stage_helpers import chunked_layout
 
 
 def _chunk_rows(data: Path, work: Path, embedder: Any) -> dict[int, list[dict[str, Any]]]:
@@ -253,3 +257,52 @@ def test_duplicate_lines_are_dropped_before_chunking_and_logged_in_a_few_lines(
     assert any("naId 9 appears 300 times" in line and "and 294 more" in line for line in logged)
     assert any(f"{copies - 1:,} lines repeat an earlier line" in line for line in logged)
     assert parsed.duplicates[0]["dropped_count"] == 299
+
+
+def _flip_a_byte_in_the_data(path: Path) -> None:
+    raw = bytearray(path.read_bytes())
+    raw[len(raw) // 3] ^= 0xFF  # inside the data pages, far from the footer
+    path.write_bytes(bytes(raw))
+
+
+def test_a_damaged_derived_file_is_found_by_name_and_derived_again(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    note = "Reports of the flood control board on the levees of the river. " * 30
+    write(data / "a.jsonl", [record(n, scopeAndContentNote=f"{n} {note}") for n in range(1, 60)])
+    layout = chunked_layout(data, tmp_path / "work")
+    [file] = scan_inputs(data, layout)
+    embedder = StandinEmbedder()
+    plan = plan_file(file, layout, embedder.key)
+    encode_pending([plan], embedder)
+    write_vectors(plan, embedder.dimension)
+    columns = [Col.CHUNK_ID, Col.TEXT, Col.PROPS]
+    parsed = pq.read_table(layout.parsed_part(file.file_id))
+    chunks = list(iter_chunks(layout, columns))
+
+    # A truncated parsed part: parsed again, to the same rows.
+    part = layout.parsed_part(file.file_id)
+    part.write_bytes(part.read_bytes()[: part.stat().st_size // 2])
+    again = parse_file(file, layout)
+    assert again.parsed
+    assert pq.read_table(part).equals(parsed)
+
+    # A vectors part of random bytes: its vectors are encoded again.
+    layout.vector_part(file.file_id).write_bytes(os.urandom(4_096))
+    plan = plan_file(file, layout, embedder.key)
+    assert not plan.current and len(plan.todo) == plan.result.chunks > 0
+
+    # A flipped byte in a chunks part: the read names the file (no wrong text is passed on),
+    # and the next build's chunks stage derives the part again.
+    _flip_a_byte_in_the_data(layout.chunk_part(file.file_id))
+    with pytest.raises(CorruptWorkFile, match=str(layout.chunk_part(file.file_id))) as raised:
+        list(iter_chunks(layout, columns))
+    assert "--full" in str(raised.value)
+    _, computed = chunk_file(
+        file,
+        layout,
+        count_tokens=embedder.count_tokens,
+        max_tokens=embedder.max_tokens,
+        chunker_key=embedder.key,
+    )
+    assert computed
+    assert list(iter_chunks(layout, columns)) == chunks

@@ -24,7 +24,14 @@ from nara_kg.ingest.records import (
     ReusedLine,
     write_parsed_file,
 )
-from nara_kg.ingest.stages.common import Log, quiet, read_json, write_json
+from nara_kg.ingest.stages.common import (
+    PARQUET_DAMAGE,
+    Log,
+    parquet_readable,
+    quiet,
+    read_json,
+    write_json,
+)
 from nara_kg.model.tables import Col
 
 
@@ -78,7 +85,11 @@ class LineReuse:
         if stored is None or not records_path.exists():
             return None
         rows_by_line: dict[int, list[dict[str, Any]]] = {}
-        for row in pq.read_table(records_path).to_pylist():
+        try:
+            rows = pq.read_table(records_path, page_checksum_verification=True).to_pylist()
+        except PARQUET_DAMAGE:  # a damaged part: the file is parsed again whole
+            return None
+        for row in rows:
             rows_by_line.setdefault(int(row[Col.LINE_NUM]), []).append(row)
         digests = {int(line): str(digest) for line, digest in stored.get("lines", {}).items()}
         cut_from = {int(line): int(length) for _, line, length in known.get("cut", [])}
@@ -143,8 +154,8 @@ def parse_file(
         and known is not None
         and known.get("sha256") == file.sha256
         and known.get("max_body_chars", DEFAULT_MAX_BODY_CHARS) == max_body_chars
-        and records_path.exists()
-        and rejects_path.exists()
+        and parquet_readable(records_path)
+        and parquet_readable(rejects_path)
     ):
         return FileParseResult.from_json(known)
     started = time.perf_counter()
