@@ -39,6 +39,7 @@ from graph_assets.common import (
 )
 from graph_assets.partitions import files_of_run, input_files, is_full_rebuild
 from nara_kg.embedding.encoder import Embedder
+from nara_kg.ingest.inputs import FileVanished
 from nara_kg.ingest.layout import WorkLayout
 from nara_kg.ingest.stages import chunk_embeddings, chunks, parsed_records, raw_jsonl
 from resources import EmbeddingModel, PipelinePaths
@@ -131,6 +132,9 @@ class _FileWork:
     messages: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     error: Exception | None = None
+    #: Why the file was skipped: it left the export (or became unreadable, or a FIFO) after
+    #: it was listed. Not an error: record_selection sees it as it is now.
+    vanished: str | None = None
 
 
 @dataclass
@@ -151,21 +155,15 @@ class _Stages:
     seconds_encoding: float = 0.0
     #: Distinct texts through the model: chunks that share a text share its one encoding.
     texts_encoded: int = 0
+    #: Files skipped because they left the export (or changed kind) after they were listed.
+    vanished: list[dict[str, str]] = field(default_factory=list)
 
     @property
     def layout(self) -> WorkLayout:
         return self.paths.layout
 
     def scan(self, rel_path: str, work: _FileWork) -> dict[str, Any]:
-        try:
-            file = raw_jsonl.scan_file(
-                self.paths.data_path, rel_path, self.layout, force=self.force
-            )
-        except FileNotFoundError as error:
-            raise dg.Failure(
-                f"{error}: the file left the export; the input sensor (or `nara-kg build`) "
-                "removes its partition"
-            ) from error
+        file = raw_jsonl.scan_file(self.paths.data_path, rel_path, self.layout, force=self.force)
         return {"file": rel_path, "bytes": file.size, "sha256": file.sha256}
 
     def parse(self, rel_path: str, work: _FileWork) -> dict[str, Any]:
@@ -239,6 +237,12 @@ class _Stages:
                 started = time.perf_counter()
                 work.pending = self.plan_embedding(rel_path)
                 work.seconds[CHUNK_EMBEDDINGS] = time.perf_counter() - started
+        except FileVanished as error:
+            work.vanished = str(error)
+            work.warnings.append(
+                f"{rel_path}: skipped file: {error}; the input sensor (or `nara-kg build`) "
+                "brings its partition in step with the export"
+            )
         except Exception as error:
             work.error = error
         return work
@@ -249,7 +253,9 @@ class _Stages:
             self.log.info(message)
         for message in work.warnings:
             self.log.warning(message)
-        if work.error is not None:
+        if work.vanished is not None:
+            self.vanished.append({"file": work.rel_path, "reason": work.vanished})
+        if work.error is not None or work.vanished is not None:
             return
         for key, spent in work.seconds.items():
             seconds[key] += spent
@@ -302,6 +308,8 @@ class _Stages:
                 **common,
                 "data_dir": dg.MetadataValue.path(str(self.paths.data_path)),
                 "bytes": total("bytes"),
+                "files_vanished": len(self.vanished),
+                "vanished": table(self.vanished),
             }
         if key == PARSED_RECORDS:
             lines, rejected = total("lines"), total("rejected")
@@ -494,6 +502,8 @@ def file_stages(
                 stages.absorb(work, seconds)
                 if work.error is not None:
                     fail(work.rel_path, work.error)
+                    continue
+                if work.vanished is not None:
                     continue
                 if work.pending is None:
                     finish(work.rel_path, work.rows)

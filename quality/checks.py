@@ -339,12 +339,19 @@ def vector_index_online(
     blocking=names.is_blocking(names.INCLUDES_CONSISTENT),
     description=(
         "No record has more than one incoming Includes; every first chunk whose nearest "
-        "ancestor (ancestors[0]) is in the graph is Included by that ancestor's first chunk; "
-        "no Includes links anything else."
+        "ancestor (ancestors[0]) is in the graph is Included by that ancestor's first chunk, "
+        "unless that link was broken to break an ancestor cycle; no Includes links anything "
+        "else."
     ),
 )
-def includes_relationships_consistent(neo4j: Neo4jResource) -> dg.AssetCheckResult:
-    outcome = graph_checks.check_includes(neo4j.get_driver(), neo4j.database)
+def includes_relationships_consistent(
+    neo4j: Neo4jResource, paths: PipelinePaths
+) -> dg.AssetCheckResult:
+    try:
+        broken = graph_checks.broken_ancestor_links(paths.layout)
+    except FileNotFoundError as error:
+        return _missing_input(names.INCLUDES_CONSISTENT, error)
+    outcome = graph_checks.check_includes(neo4j.get_driver(), neo4j.database, broken)
     return _graph_result(names.INCLUDES_CONSISTENT, outcome)
 
 

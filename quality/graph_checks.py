@@ -17,7 +17,8 @@ from neo4j import Driver, Query
 
 from nara_kg.graph.embeddings import count_pending
 from nara_kg.ingest.layout import WorkLayout
-from nara_kg.ingest.stages.chunks import iter_chunks
+from nara_kg.ingest.stages.chunks import iter_chunks, record_links
+from nara_kg.model import edges
 from nara_kg.model.schema import CommunityProp, Index, Label, Prop, Rel
 from nara_kg.model.tables import Col
 from quality.names import SAMPLE_SIZE
@@ -267,9 +268,10 @@ MULTIPLE_PARENTS = Probe(
 )
 MISSING_INCLUDES = Probe(
     "missing_includes",
-    "first chunks whose nearest ancestor (ancestors[0]) is in the graph but does not Include them",
+    "first chunks whose nearest ancestor (ancestors[0]) is in the graph but does not Include "
+    "them (but for the links broken to break an ancestor cycle, `$brokenLinks`)",
     f"MATCH (c:{CHUNK}) WHERE c.{SEQ} = 0 AND size(coalesce(c.{ANCESTORS}, [])) > 0 "
-    f"AND c.{ANCESTORS}[0] <> c.{NA_ID} "
+    f"AND c.{ANCESTORS}[0] <> c.{NA_ID} AND NOT [c.{NA_ID}, c.{ANCESTORS}[0]] IN $brokenLinks "
     f"MATCH (p:{CHUNK} {{{NA_ID}: c.{ANCESTORS}[0], {SEQ}: 0}}) "
     f"WHERE NOT (p)-[:{INCLUDES}]->(c) "
     f"RETURN c.{CHUNK_ID} AS chunkId, p.{CHUNK_ID} AS expectedParent",
@@ -286,8 +288,23 @@ INCLUDES_PROBES: list[Probe] = [MULTIPLE_PARENTS, MISSING_INCLUDES, WRONG_INCLUD
 COUNT_INCLUDES = f"MATCH (:{CHUNK})-[r:{INCLUDES}]->(:{CHUNK}) RETURN count(r) AS n"
 
 
-def check_includes(driver: Driver, database: str) -> GraphCheckOutcome:
-    outcome = run_probes(driver, database, INCLUDES_PROBES)
+def broken_ancestor_links(layout: WorkLayout) -> dict[int, int]:
+    """child naId -> parent naId of each parent link the Includes writer drops to break an
+    ancestor cycle (the same rule: `edges.break_cycles`)."""
+    links = record_links(layout)
+    parents = edges.parent_links(links, {link.na_id for link in links})
+    _, cycles = edges.break_cycles(parents)
+    return {cycle[0]: parents[cycle[0]] for cycle in cycles}
+
+
+def check_includes(
+    driver: Driver, database: str, broken_links: Mapping[int, int] | None = None
+) -> GraphCheckOutcome:
+    """`broken_links`: child naId -> parent naId of the links dropped to break ancestor cycles
+    (`nara_kg.model.edges.break_cycles`); those records keep `ancestors[0]` but no Includes."""
+    broken = [[child, parent] for child, parent in sorted((broken_links or {}).items())]
+    outcome = run_probes(driver, database, INCLUDES_PROBES, brokenLinks=broken)
+    outcome.measures["ancestor_links_broken"] = len(broken)
     outcome.measures["includes_relationships"] = _read(driver, database, COUNT_INCLUDES)[0]["n"]
     return outcome
 

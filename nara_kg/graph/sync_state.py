@@ -15,6 +15,13 @@ hand: an added or deleted node or relationship changes the count) it reads the g
 before. While a write is under way the graph's revision says so and the table is gone, so a
 run that dies part way is never trusted.
 
+One Neo4j can serve two exports, each built from its own work folder. Every sync-state node
+names the work folder that wrote it last (`SyncProp.OWNER`, an id kept in the folder): while
+any was written by another folder, none of this folder's snapshots is trusted and each writer
+reads the graph back (and the graph then converges to this folder's export). A write that
+the graph does not hold in full when it commits (its count differs from the rows written:
+another build deleted its nodes meanwhile) leaves no snapshot either.
+
 One change to the count is expected rather than suspect: the chunk writer deletes the nodes of
 records that shrank or went away, and their relationships go with them. A set whose rows name
 their end nodes (`endpoint_columns`) drops the rows whose ends the graph no longer has; when
@@ -27,6 +34,7 @@ from __future__ import annotations
 import functools
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -36,7 +44,7 @@ from neo4j import Driver
 
 from nara_kg.graph.batches import batched, read_all, write_one
 from nara_kg.ingest.layout import WorkLayout, temporary_sibling
-from nara_kg.ingest.stages.common import read_json, write_json
+from nara_kg.ingest.stages.common import PARQUET_DAMAGE, read_json, write_json
 from nara_kg.model.schema import Label, Prop, SyncProp
 
 REVISION = f"""
@@ -46,7 +54,16 @@ RETURN s.{SyncProp.REVISION} AS revision
 
 SET_REVISION = f"""
 MERGE (s:{Label.SYNC_STATE} {{{SyncProp.CONCERN}: $concern}})
-SET s.{SyncProp.REVISION} = $revision
+SET s.{SyncProp.REVISION} = $revision, s.{SyncProp.OWNER} = $owner
+"""
+
+#: Whether a work folder other than `$owner` wrote any concern last (or one written before
+#: sync-state nodes named their writer).
+FOREIGN_OWNER = f"""
+RETURN EXISTS {{
+  MATCH (s:{Label.SYNC_STATE})
+  WHERE s.{SyncProp.OWNER} IS NULL OR s.{SyncProp.OWNER} <> $owner
+}} AS foreign
 """
 
 #: Marks a write under way (a revision no snapshot has).
@@ -86,6 +103,24 @@ def graph_signature(driver: Driver, database: str) -> tuple[Any, ...]:
     return revisions, int(row["relationships"]), int(row["nodes"])
 
 
+def work_folder_id(layout: WorkLayout) -> str:
+    """The id of the work folder (made on first use and kept in it)."""
+    stored = read_json(layout.work_folder_id)
+    if stored is not None and isinstance(stored.get("id"), str):
+        return str(stored["id"])
+    identity = uuid.uuid4().hex
+    write_json(layout.work_folder_id, {"id": identity})
+    return identity
+
+
+def written_by_another(driver: Driver, database: str, layout: WorkLayout) -> bool:
+    """Whether the graph's sync state was last written (for any concern) by another work
+    folder: a second export built against the same Neo4j. None of this folder's snapshots is
+    then taken for the graph."""
+    owner = work_folder_id(layout)
+    return bool(read_all(driver, database, FOREIGN_OWNER, owner=owner)[0]["foreign"])
+
+
 def graph_revision(driver: Driver, database: str, concern: str) -> str | None:
     rows = read_all(driver, database, REVISION, concern=concern)
     return str(rows[0]["revision"]) if rows and rows[0]["revision"] is not None else None
@@ -118,17 +153,29 @@ class SyncedSet:
         path = self.layout.sync_snapshot(self.concern)
         if stored is None or not path.exists():
             return None
+        if written_by_another(self.driver, self.database, self.layout):
+            return None
         if graph_revision(self.driver, self.database, self.concern) != stored.get("revision"):
             return None
         count = graph_count(self.driver, self.database, self.count_statement)
         written = stored.get("count")
-        if count == written:
-            return pq.read_table(path)
         if not self.endpoint_columns or written is None or count > written:
+            return self._snapshot(path) if count == written else None
+        table = self._snapshot(path)
+        if table is None:
             return None
-        table = pq.read_table(path)
+        if count == written:
+            return table
         kept = self._without_deleted_ends(table)
         return kept if written - (table.num_rows - kept.num_rows) == count else None
+
+    @staticmethod
+    def _snapshot(path: Path) -> pa.Table | None:
+        """The snapshot, or None when it is damaged (the graph is then read back)."""
+        try:
+            return pq.read_table(path, page_checksum_verification=True)
+        except PARQUET_DAMAGE:
+            return None
 
     def _without_deleted_ends(self, table: pa.Table) -> pa.Table:
         ends = pc.unique(
@@ -158,13 +205,24 @@ class SyncedSet:
         revision = uuid.uuid4().hex
         self._set_revision(revision)
         count = graph_count(self.driver, self.database, self.count_statement)
+        if count != written.num_rows:
+            # The graph does not hold the set just written (a write that found its nodes gone:
+            # another build deleted them meanwhile). No snapshot: the next run reads it back.
+            return
         path = self.layout.sync_snapshot(self.concern)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = temporary_sibling(path)
-        pq.write_table(written, tmp, compression="zstd")
+        pq.write_table(written, tmp, compression="zstd", write_page_checksum=True)
         tmp.replace(path)
         payload: dict[str, Any] = {"revision": revision, "count": count, "rows": written.num_rows}
         write_json(self.layout.sync_revision(self.concern), payload)
 
     def _set_revision(self, revision: str) -> None:
-        write_one(self.driver, self.database, SET_REVISION, concern=self.concern, revision=revision)
+        write_one(
+            self.driver,
+            self.database,
+            SET_REVISION,
+            concern=self.concern,
+            revision=revision,
+            owner=work_folder_id(self.layout),
+        )

@@ -31,6 +31,10 @@ SEED_SEPARATORS: tuple[str, ...] = ("\n\n", "\n", ".", "?", "!", " ", "")
 HEADER_TITLE_MAX_CHARS = 200
 HEADER_PARENT_MAX_CHARS = 120
 HEADER_BODY_SEPARATOR = "\n\n"
+#: The share of the model's window a header may take: a title of punctuation or OCR noise can
+#: tokenize to more than the whole window at 200 characters, so the header is clipped by tokens
+#: too, and every chunk keeps at least half its window for text.
+HEADER_MAX_SHARE = 0.5
 
 #: Counts the tokens of a text as the model sees it, special tokens included.
 TokenCounter = Callable[[str], int]
@@ -63,17 +67,57 @@ def _clip(value: str, limit: int) -> str:
     return value if len(value) <= limit else value[: limit - 1].rstrip() + "…"
 
 
-def build_header(fields: HeaderFields) -> str:
+def build_header(
+    fields: HeaderFields,
+    *,
+    title_chars: int = HEADER_TITLE_MAX_CHARS,
+    parent_chars: int = HEADER_PARENT_MAX_CHARS,
+) -> str:
     """A few short lines that name the record: what a searcher would type to find it."""
     lines = []
-    if fields.title:
-        lines.append(f"Title: {_clip(fields.title, HEADER_TITLE_MAX_CHARS)}")
+    if fields.title and title_chars > 0:
+        lines.append(f"Title: {_clip(fields.title, title_chars)}")
     lines.append(f"Type: {fields.node_type}")
-    if fields.parent_title:
-        lines.append(f"Part of: {_clip(fields.parent_title, HEADER_PARENT_MAX_CHARS)}")
+    if fields.parent_title and parent_chars > 0:
+        lines.append(f"Part of: {_clip(fields.parent_title, parent_chars)}")
     if fields.date_range:
         lines.append(f"Dates: {fields.date_range}")
     return "\n".join(lines)
+
+
+def header_token_budget(max_tokens: int) -> int:
+    return int(max_tokens * HEADER_MAX_SHARE)
+
+
+def fit_header(fields: HeaderFields, budget: int, count: TokenCounter, suffix: str = "") -> str:
+    """The header clipped until ``count(header + suffix) <= budget``: the title and parent
+    title are cut to the longest character length that fits (found by bisection, so a
+    header is clipped the same way every time), the parent title going first. Only called
+    for the rare header already over budget."""
+
+    def fits(title_chars: int, parent_chars: int) -> bool:
+        head = build_header(fields, title_chars=title_chars, parent_chars=parent_chars)
+        return count(head + suffix) <= budget
+
+    def longest(fitting: Callable[[int], bool], most: int) -> int:
+        low, high = 0, most  # fitting(0) is known to hold
+        while low < high:
+            middle = (low + high + 1) // 2
+            if fitting(middle):
+                low = middle
+            else:
+                high = middle - 1
+        return low
+
+    parent = HEADER_PARENT_MAX_CHARS
+    if not fits(HEADER_TITLE_MAX_CHARS, 0):
+        parent = 0
+    elif not fits(HEADER_TITLE_MAX_CHARS, parent):
+        parent = longest(lambda n: fits(HEADER_TITLE_MAX_CHARS, n), parent)
+    title = HEADER_TITLE_MAX_CHARS
+    if not fits(title, parent):
+        title = longest(lambda n: fits(n, parent), title)
+    return build_header(fields, title_chars=title, parent_chars=parent)
 
 
 @lru_cache(maxsize=4)
@@ -179,16 +223,23 @@ def chunk_record(
     chunk_size: int = SEED_CHUNK_SIZE,
 ) -> list[Chunk]:
     """All chunks of one record; a record without body text still yields one (header-only) chunk.
+    A header over half the window is clipped by tokens (`fit_header`).
 
     Every returned chunk satisfies ``count_tokens(chunk.text) <= max_tokens``.
     """
     head, pieces = _head_and_pieces(body, header, chunk_size)
     texts: list[tuple[str, int]]
+    limit = header_token_budget(max_tokens)
+    suffix = HEADER_BODY_SEPARATOR if pieces else ""
+    head_tokens = count_tokens(head + suffix)
+    if head_tokens > limit:
+        head = fit_header(header, limit, count_tokens, suffix)
+        head_tokens = count_tokens(head + suffix)
     if not pieces:
-        texts = [(head, count_tokens(head))]
+        texts = [(head, head_tokens)]
     else:
-        budget = max_tokens - count_tokens(head + HEADER_BODY_SEPARATOR)
-        if budget < 16:
+        budget = max_tokens - head_tokens
+        if budget < 16:  # only with a max_tokens too small for even a clipped header
             raise ValueError(
                 f"header of record {na_id} leaves {budget} tokens of {max_tokens} for text"
             )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -62,6 +63,30 @@ class InputTree:
     skipped: list[SkippedFile] = field(default_factory=list)
 
 
+class FileVanished(FileNotFoundError):
+    """A file listed as input that is gone, unreadable or no longer a regular file when a
+    stage opens it: a skipped file, not a failed run. The next listing sees it as it is then
+    (gone: its records leave the graph; unreadable, a FIFO or the like: a file-level reject
+    that keeps its last parse)."""
+
+
+def special_file_kind(path: Path) -> str | None:
+    """What a path that is neither a regular file nor a folder is (a FIFO, a socket, a
+    device), or None. Reading a FIFO would block the build; such a file is a file-level
+    reject that keeps its last parse, like an unreadable one."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return None
+    kinds = (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    )
+    return next((name for test, name in kinds if test(mode)), None)
+
+
 def _walk_roots(data_dir: Path) -> list[Path]:
     roots = [data_dir / top for top in EXPORT_TOP_FOLDERS if (data_dir / top).is_dir()]
     return roots or [data_dir]
@@ -74,8 +99,9 @@ def _has_input_name(name: str) -> bool:
 
 def scan_input_tree(data_dir: Path, *, follow_external_links: bool = False) -> InputTree:
     """Every record file under `data_dir` (sorted relative paths), and the files that cannot
-    be input, with the reason: a broken symbolic link, a link that leads outside the folder
-    (followed only with `follow_external_links`), an unreadable file or folder. Never raises
+    be input, with the reason: a broken symbolic link, a link loop, a link that leads outside
+    the folder (followed only with `follow_external_links`), an unreadable file or folder, a
+    FIFO, socket or device under a record file's name. Never raises
     for a file: discovery must not fail a run."""
     if not data_dir.is_dir():
         raise FileNotFoundError(f"input directory {data_dir} does not exist (set NARA_DATA_DIR)")
@@ -94,7 +120,11 @@ def scan_input_tree(data_dir: Path, *, follow_external_links: bool = False) -> I
                     continue
                 path = Path(folder) / name
                 if path.is_symlink():
-                    target = path.resolve(strict=False)
+                    try:
+                        target = path.resolve(strict=False)
+                    except (RuntimeError, OSError):  # ELOOP: Python 3.11 raises RuntimeError
+                        tree.skipped.append(SkippedFile(rel(path), "symbolic link loop"))
+                        continue
                     if not target.exists():
                         tree.skipped.append(SkippedFile(rel(path), "broken symbolic link"))
                         continue
@@ -108,6 +138,9 @@ def scan_input_tree(data_dir: Path, *, follow_external_links: bool = False) -> I
                         )
                         continue
                 if not path.is_file():
+                    kind = special_file_kind(path)
+                    if kind is not None:
+                        tree.skipped.append(SkippedFile(rel(path), f"not a regular file: {kind}"))
                     continue
                 if not os.access(path, os.R_OK):
                     tree.skipped.append(SkippedFile(rel(path), "not readable: permission denied"))

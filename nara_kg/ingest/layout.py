@@ -110,6 +110,11 @@ class WorkLayout:
         return self.root / "graph-state" / f"{concern}.json"
 
     @property
+    def work_folder_id(self) -> Path:
+        """This work folder's id, put on the graph's sync-state nodes it writes."""
+        return self.root / "graph-state" / "work-folder.json"
+
+    @property
     def leiden_state(self) -> Path:
         """What graph_communities last read and wrote (digests) and the result it reported."""
         return self.root / "graph-state" / "leiden.json"

@@ -112,6 +112,15 @@ class ReusedLine:
     cut_from: int | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class DuplicateLine:
+    """A line with the same bytes as an earlier line of the same file: the same record again,
+    dropped before it is chunked (the earlier line wins any tie in the selection anyway)."""
+
+    line_num: int
+    first_line: int
+
+
 @dataclass
 class ParseStats:
     lines: int = 0
@@ -124,6 +133,8 @@ class ParseStats:
     cut: list[tuple[int, int, int]] = field(default_factory=list)
     #: Lines whose rows came from the file's previous parse (their bytes were unchanged).
     lines_reused: int = 0
+    #: Lines that repeat an earlier line of the file byte for byte (dropped, `DuplicateLine`).
+    duplicate_lines: int = 0
 
 
 class _BatchedWriter:
@@ -142,20 +153,22 @@ class _BatchedWriter:
         if not self._rows:
             return
         if self._writer is None:
-            self._writer = pq.ParquetWriter(self._path, self._schema, compression="zstd")
+            self._writer = pq.ParquetWriter(
+                self._path, self._schema, compression="zstd", write_page_checksum=True
+            )
         self._writer.write_table(pa.Table.from_pylist(self._rows, schema=self._schema))
         self._rows = []
 
     def close(self) -> None:
         self.flush()
         if self._writer is None:  # an empty table still gets a file: "parsed, nothing found"
-            pq.write_table(self._schema.empty_table(), self._path)
+            pq.write_table(self._schema.empty_table(), self._path, write_page_checksum=True)
         else:
             self._writer.close()
 
 
 def write_parsed_file(
-    items: Iterable[ParsedRecord | Rejected | ReusedLine],
+    items: Iterable[ParsedRecord | Rejected | ReusedLine | DuplicateLine],
     file_name: str,
     records_path: Path,
     rejects_path: Path,
@@ -170,6 +183,10 @@ def write_parsed_file(
     records = _BatchedWriter(records_tmp, RECORD_SCHEMA)
     rejects = _BatchedWriter(rejects_tmp, REJECT_SCHEMA)
     for item in items:
+        if isinstance(item, DuplicateLine):
+            stats.lines += 1
+            stats.duplicate_lines += 1
+            continue
         if isinstance(item, ReusedLine):
             first = item.rows[0]
             stats.lines += 1
@@ -213,7 +230,7 @@ def write_parsed_file(
 
 def iter_rows(path: Path, columns: list[str] | None = None) -> Iterator[dict[str, Any]]:
     """Rows of one Parquet part, a batch at a time."""
-    parquet = pq.ParquetFile(path)
+    parquet = pq.ParquetFile(path, page_checksum_verification=True)
     for batch in parquet.iter_batches(batch_size=BATCH_ROWS, columns=columns):
         yield from batch.to_pylist()
 
@@ -230,6 +247,11 @@ class Selection:
     duplicates: list[dict[str, Any]]
     records: int
     stubs: int
+
+
+#: Dropped copies of one naId listed by name (the rest only counted): a record repeated
+#: 500,000 times made one log line of 12 million characters.
+DROPPED_COPIES_LISTED = 5
 
 
 def select_records(parts: list[Path]) -> Selection:
@@ -313,13 +335,15 @@ def select_records(parts: list[Path]) -> Selection:
         for row in full_sorted[dup_mask]:
             groups.setdefault(int(na_ids[row]), []).append(int(row))
         for na_id, rows in groups.items():
+            shown = rows[1 : 1 + DROPPED_COPIES_LISTED]
             duplicates.append(
                 {
                     "naId": na_id,
                     "chosen": f"{file_names[rows[0]]}:{line_nums[rows[0]]}",
                     "chosen_completeness": int(completeness[rows[0]]),
-                    "dropped": [f"{file_names[r]}:{line_nums[r]}" for r in rows[1:]],
-                    "dropped_completeness": [int(completeness[r]) for r in rows[1:]],
+                    "dropped": [f"{file_names[r]}:{line_nums[r]}" for r in shown],
+                    "dropped_completeness": [int(completeness[r]) for r in shown],
+                    "dropped_count": len(rows) - 1,
                 }
             )
     return Selection(frozenset(chosen), aliases, duplicates, records, stubs)

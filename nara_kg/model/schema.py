@@ -202,6 +202,8 @@ class SyncProp:
     CONCERN: Final = "concern"  # what the writer keeps equal to its desired set, e.g. "nodes"
     #: A fresh id after each complete write; "writing:<id>" while one is under way.
     REVISION: Final = "revision"
+    #: The id of the work folder whose build wrote it last (one Neo4j can serve two exports).
+    OWNER: Final = "owner"
 
 
 class Index:

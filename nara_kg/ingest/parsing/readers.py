@@ -173,11 +173,29 @@ def _iter_zip(path: Path, name: str) -> Iterator[ParsedRecord | Rejected]:
             return
         for info in members:
             member_name = f"{name}!{info.filename}"
+            damage = _member_damage(archive, info)
+            if damage is not None:
+                yield Rejected(member_name, 0, damage, "")
+                continue
             try:
                 with archive.open(info) as stream:
                     yield from _iter_lines(stream, member_name, _zip_damage, parse_line)
             except (zipfile.BadZipFile, zlib.error, NotImplementedError, OSError) as exc:
                 yield Rejected(member_name, 0, f"corrupt zip member: {exc}", "")
+
+
+def _member_damage(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> str | None:
+    """Why a member cannot be trusted (its CRC fails, its data is corrupt), or None. Checked
+    by a first read of the whole member before any of its lines is parsed: zipfile checks
+    the CRC only at the member's end, after every line but the last was read, so an altered
+    line would load and an intact last line be lost."""
+    try:
+        with archive.open(info) as stream:
+            while stream.read(_READ_SIZE):
+                pass
+    except (zipfile.BadZipFile, zlib.error, NotImplementedError, EOFError, OSError) as exc:
+        return f"corrupt zip member (none of its lines is trusted): {exc}"
+    return None
 
 
 def _split_lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
@@ -219,6 +237,30 @@ def _member_chunks(stream: IO[bytes], method: int, size: int) -> Iterator[bytes]
         stream.seek(-len(inflater.unused_data), io.SEEK_CUR)
 
 
+def _salvaged_crc_fails(
+    stream: IO[bytes], method: int, size: int, flags: int, header_crc: int
+) -> bool:
+    """Whether a whole member of a cut-short archive fails its CRC (read to its end, and past
+    its data descriptor when it has one). A member cut short is not judged here: the second
+    read salvages its whole lines and reports where it ends."""
+    crc = 0
+    try:
+        for block in _member_chunks(stream, method, size):
+            crc = zlib.crc32(block, crc)
+    except (EOFError, zlib.error):
+        return False
+    expected = header_crc
+    if flags & 0x08:
+        descriptor = stream.read(4)
+        if descriptor == b"PK\x07\x08":
+            descriptor = stream.read(4)
+        if len(descriptor) < 4:
+            return False
+        expected = int.from_bytes(descriptor, "little")
+        stream.read(8)
+    return crc != expected
+
+
 def _iter_zip_salvage(path: Path, name: str) -> Iterator[ParsedRecord | Rejected]:
     with path.open("rb") as stream:
         any_member = False
@@ -244,9 +286,19 @@ def _iter_zip_salvage(path: Path, name: str) -> Iterator[ParsedRecord | Rejected
                     "",
                 )
                 return
-            chunks = _member_chunks(stream, method, compressed_size)
             if _is_record_member(member) and not member.endswith("/"):
                 any_member = True
+                start = stream.tell()
+                if _salvaged_crc_fails(stream, method, compressed_size, flags, fields[6]):
+                    yield Rejected(
+                        member_name,
+                        0,
+                        "corrupt zip member (none of its lines is trusted): Bad CRC-32",
+                        "",
+                    )
+                    continue  # the check read past the member and its data descriptor
+                stream.seek(start)
+                chunks = _member_chunks(stream, method, compressed_size)
                 damaged = False
                 for result in _iter_lines(
                     _split_lines(chunks), member_name, _zip_damage, parse_line
@@ -259,6 +311,7 @@ def _iter_zip_salvage(path: Path, name: str) -> Iterator[ParsedRecord | Rejected
                 if damaged:
                     return
             else:
+                chunks = _member_chunks(stream, method, compressed_size)
                 try:
                     for _ in chunks:
                         pass

@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 from nara_kg.ingest.inputs import InputFile
 from nara_kg.ingest.layout import WorkLayout
 from nara_kg.ingest.records import iter_rows
-from nara_kg.ingest.stages.common import Log, quiet, write_table
+from nara_kg.ingest.stages.common import PARQUET_DAMAGE, Log, quiet, write_table
 from nara_kg.model.tables import MODEL_KEY_METADATA, Col, vector_schema
 
 if TYPE_CHECKING:
@@ -42,7 +42,10 @@ def read_vector_part(path: Path, model_key: str) -> dict[tuple[str, str], Any]:
 
     if not path.exists():
         return {}
-    table = pq.read_table(path)
+    try:
+        table = pq.read_table(path, page_checksum_verification=True)
+    except PARQUET_DAMAGE:  # a damaged part: its vectors are encoded again
+        return {}
     if (table.schema.metadata or {}).get(MODEL_KEY_METADATA, b"").decode() != model_key:
         return {}
     if table.num_rows == 0:

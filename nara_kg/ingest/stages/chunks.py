@@ -31,7 +31,16 @@ from nara_kg.ingest.chunking import (
 from nara_kg.ingest.inputs import InputFile
 from nara_kg.ingest.layout import WorkLayout
 from nara_kg.ingest.records import BATCH_ROWS, iter_rows
-from nara_kg.ingest.stages.common import Log, quiet, read_json, write_json, write_table
+from nara_kg.ingest.stages.common import (
+    PARQUET_DAMAGE,
+    Log,
+    corrupt_work_file,
+    parquet_readable,
+    quiet,
+    read_json,
+    write_json,
+    write_table,
+)
 from nara_kg.ingest.stages.record_selection import chosen_rows_by_file
 from nara_kg.model.edges import RecordLinks
 from nara_kg.model.json_text import dumps_sorted
@@ -231,8 +240,14 @@ def _previous_part(
         return None
     keys: list[str] = known.get("record_keys") or []
     try:
-        table = pq.read_table(path).select(CHUNK_SCHEMA.names).cast(CHUNK_SCHEMA)
-    except (KeyError, pa.ArrowInvalid):  # a part written with other columns: chunk it all again
+        table = (
+            pq.read_table(path, page_checksum_verification=True)
+            .select(CHUNK_SCHEMA.names)
+            .cast(CHUNK_SCHEMA)
+        )
+    except KeyError:  # a part written with other columns: chunk it all again
+        return None
+    except PARQUET_DAMAGE:  # a damaged part: chunk it all again
         return None
     by_row: dict[int, list[int]] = {}
     for index, record_row in enumerate(table[Col.RECORD_ROW].to_pylist()):
@@ -265,7 +280,7 @@ def chunk_file(
     chunker = f"{chunker_key}|{max_tokens}"
     key = _chunk_key(file, chunker)
     known = read_json(layout.chunk_stats(file.file_id))
-    if not force and known is not None and known.get("key") == key and path.exists():
+    if not force and known is not None and known.get("key") == key and parquet_readable(path):
         return dict(known["stats"]), False
     previous = None if force else _previous_part(layout, file.file_id, known, chunker)
     reusable = previous.rows_of if previous is not None else {}
@@ -397,15 +412,26 @@ def iter_chunks(
         if not rows:
             continue
         chosen = pa.array(sorted(rows), type=pa.int64())
-        parquet = pq.ParquetFile(layout.chunk_part(file_id))
-        for batch in parquet.iter_batches(batch_size=BATCH_ROWS, columns=wanted_columns):
-            keep = pc.is_in(batch.column(Col.RECORD_ROW), value_set=chosen)
-            if first_only:
-                keep = pc.and_(keep, pc.equal(batch.column(Col.CHUNK_SEQ_ID), 0))
-            kept = batch.filter(keep)
-            if columns is not None:
-                kept = kept.select(columns)
-            yield from kept.to_pylist()
+        path = layout.chunk_part(file_id)
+        try:
+            for kept in _part_batches(path, wanted_columns, chosen, first_only):
+                if columns is not None:
+                    kept = kept.select(columns)
+                yield from kept.to_pylist()
+        except PARQUET_DAMAGE as error:
+            raise corrupt_work_file(path, error, layout.chunk_stats(file_id)) from error
+
+
+def _part_batches(
+    path: Path, columns: list[str] | None, chosen: pa.Array, first_only: bool
+) -> Iterator[pa.RecordBatch]:
+    """The chosen rows of one chunk part, a batch at a time."""
+    parquet = pq.ParquetFile(path, page_checksum_verification=True)
+    for batch in parquet.iter_batches(batch_size=BATCH_ROWS, columns=columns):
+        keep = pc.is_in(batch.column(Col.RECORD_ROW), value_set=chosen)
+        if first_only:
+            keep = pc.and_(keep, pc.equal(batch.column(Col.CHUNK_SEQ_ID), 0))
+        yield batch.filter(keep)
 
 
 def chunk_parts(layout: WorkLayout) -> list[Path]:

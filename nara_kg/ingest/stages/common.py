@@ -37,6 +37,38 @@ def read_json(path: Path) -> dict[str, Any] | None:
     return loaded
 
 
+#: What reading a damaged Parquet file raises (a truncated file, random bytes, a flipped byte
+#: in a page): a derived file of the work folder that raises it is derived again.
+PARQUET_DAMAGE: tuple[type[Exception], ...] = (OSError, pa.ArrowException, ValueError)
+
+
+class CorruptWorkFile(RuntimeError):
+    """A derived file of the work folder that cannot be read; the message names it."""
+
+
+def parquet_readable(path: Path) -> bool:
+    """Whether `path` exists and its Parquet footer reads: a cheap check (no data pages) that
+    catches a truncated part or one overwritten with other bytes before a stage skips on it."""
+    try:
+        pq.ParquetFile(path).metadata  # noqa: B018 - reading the footer is the check
+    except FileNotFoundError:
+        return False
+    except PARQUET_DAMAGE:
+        return False
+    return True
+
+
+def corrupt_work_file(path: Path, error: BaseException, *derived_from: Path) -> CorruptWorkFile:
+    """The error for a derived file found damaged while it was read: `derived_from` (the stats
+    its stage skips on) are removed, so that the next build derives it again."""
+    for stale in derived_from:
+        stale.unlink(missing_ok=True)
+    return CorruptWorkFile(
+        f"the work file {path} is damaged ({type(error).__name__}: {error}); it is derived "
+        "again on the next build (`nara-kg build`; `nara-kg build --full` derives every file)"
+    )
+
+
 def _holds_floats(kind: pa.DataType) -> bool:
     while (
         pa.types.is_list(kind) or pa.types.is_fixed_size_list(kind) or pa.types.is_large_list(kind)
@@ -55,5 +87,10 @@ def dictionary_columns(schema: pa.Schema) -> list[str]:
 def write_table(table: pa.Table, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = temporary_sibling(path)
-    pq.write_table(table, tmp, use_dictionary=dictionary_columns(table.schema))
+    pq.write_table(
+        table,
+        tmp,
+        use_dictionary=dictionary_columns(table.schema),
+        write_page_checksum=True,
+    )
     tmp.replace(path)

@@ -13,17 +13,25 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from nara_kg.ingest.inputs import InputFile
+from nara_kg.ingest.inputs import FileVanished, InputFile
 from nara_kg.ingest.layout import WorkLayout
 from nara_kg.ingest.parsing.readers import iter_file, iter_lines_with, parse_line
 from nara_kg.ingest.parsing.results import ParsedRecord, Rejected
 from nara_kg.ingest.records import (
     DEFAULT_MAX_BODY_CHARS,
+    DuplicateLine,
     ParseStats,
     ReusedLine,
     write_parsed_file,
 )
-from nara_kg.ingest.stages.common import Log, quiet, read_json, write_json
+from nara_kg.ingest.stages.common import (
+    PARQUET_DAMAGE,
+    Log,
+    parquet_readable,
+    quiet,
+    read_json,
+    write_json,
+)
 from nara_kg.model.tables import Col
 
 
@@ -66,6 +74,7 @@ class LineReuse:
             if line_num in rows_by_line:
                 self._line_of.setdefault(digest, line_num)
         self.digests: dict[int, str] = {}
+        self._first_line: dict[str, int] = {}
 
     @classmethod
     def load(
@@ -76,7 +85,11 @@ class LineReuse:
         if stored is None or not records_path.exists():
             return None
         rows_by_line: dict[int, list[dict[str, Any]]] = {}
-        for row in pq.read_table(records_path).to_pylist():
+        try:
+            rows = pq.read_table(records_path, page_checksum_verification=True).to_pylist()
+        except PARQUET_DAMAGE:  # a damaged part: the file is parsed again whole
+            return None
+        for row in rows:
             rows_by_line.setdefault(int(row[Col.LINE_NUM]), []).append(row)
         digests = {int(line): str(digest) for line, digest in stored.get("lines", {}).items()}
         cut_from = {int(line): int(length) for _, line, length in known.get("cut", [])}
@@ -84,9 +97,12 @@ class LineReuse:
 
     def __call__(
         self, line: bytes, file_name: str, line_num: int
-    ) -> ParsedRecord | ReusedLine | Rejected:
+    ) -> ParsedRecord | ReusedLine | DuplicateLine | Rejected:
         digest = line_digest(line)
         self.digests[line_num] = digest
+        first = self._first_line.setdefault(digest, line_num)
+        if first != line_num:
+            return DuplicateLine(line_num, first)
         earlier = self._line_of.get(digest)
         if earlier is None:
             return parse_line(line, file_name, line_num)
@@ -99,15 +115,21 @@ class _Digesting:
 
     def __init__(self) -> None:
         self.digests: dict[int, str] = {}
+        self._first_line: dict[str, int] = {}
 
-    def __call__(self, line: bytes, file_name: str, line_num: int) -> ParsedRecord | Rejected:
-        self.digests[line_num] = line_digest(line)
+    def __call__(
+        self, line: bytes, file_name: str, line_num: int
+    ) -> ParsedRecord | DuplicateLine | Rejected:
+        digest = self.digests[line_num] = line_digest(line)
+        first = self._first_line.setdefault(digest, line_num)
+        if first != line_num:
+            return DuplicateLine(line_num, first)
         return parse_line(line, file_name, line_num)
 
 
 def _items(
     file: InputFile, reuse: LineReuse | _Digesting | None
-) -> Iterator[ParsedRecord | ReusedLine | Rejected]:
+) -> Iterator[ParsedRecord | ReusedLine | DuplicateLine | Rejected]:
     if reuse is None:
         return iter_file(file.path, display_name=file.rel_path)
     return iter_lines_with(file.path, reuse, display_name=file.rel_path)
@@ -132,8 +154,8 @@ def parse_file(
         and known is not None
         and known.get("sha256") == file.sha256
         and known.get("max_body_chars", DEFAULT_MAX_BODY_CHARS) == max_body_chars
-        and records_path.exists()
-        and rejects_path.exists()
+        and parquet_readable(records_path)
+        and parquet_readable(rejects_path)
     ):
         return FileParseResult.from_json(known)
     started = time.perf_counter()
@@ -157,8 +179,8 @@ def parse_file(
             rejects_path,
             max_body_chars=max_body_chars,
         )
-    except PermissionError as error:  # unreadable since it was listed: a file-level reject
-        raise FileNotFoundError(f"{file.rel_path} cannot be read: {error}") from error
+    except (PermissionError, FileNotFoundError) as error:  # changed since it was listed
+        raise FileVanished(f"{file.rel_path} cannot be read: {error}") from error
     result = FileParseResult(
         **asdict(stats),
         rel_path=file.rel_path,
@@ -175,6 +197,11 @@ def parse_file(
     if reuse is not None:
         write_json(digests_path, {"lines": {str(n): d for n, d in reuse.digests.items()}})
     write_json(layout.parse_stats(file.file_id), {**asdict(result), "parsed": True})
+    if stats.duplicate_lines:
+        log(
+            f"{file.rel_path}: {stats.duplicate_lines:,} lines repeat an earlier line of the "
+            "file byte for byte: dropped before chunking"
+        )
     reused = f", {stats.lines_reused} unchanged lines reused" if stats.lines_reused else ""
     log(
         f"parsed {file.rel_path}: {stats.records} records, {stats.stubs} stubs, "

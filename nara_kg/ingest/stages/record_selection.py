@@ -29,6 +29,8 @@ from nara_kg.model.tables import (
     Col,
 )
 
+#: naIds with duplicates logged one line each (the rest counted in one line).
+DUPLICATES_LOGGED = 20
 #: The parse stats counted per file, each also a column of the parsed index.
 _COUNT_COLUMNS = (Col.LINES, Col.RECORDS, Col.STUBS, Col.REJECTED)
 
@@ -180,11 +182,19 @@ def select_live_records(
     result.chosen_stubs = selection.stubs
     result.duplicates = selection.duplicates
     result.aliases = len(selection.aliases)
-    for duplicate in selection.duplicates:
+    for duplicate in selection.duplicates[:DUPLICATES_LOGGED]:
+        dropped = duplicate["dropped_count"]
+        more = dropped - len(duplicate["dropped"])
         log(
-            f"naId {duplicate['naId']} appears {1 + len(duplicate['dropped'])} times: kept "
+            f"naId {duplicate['naId']} appears {1 + dropped} times: kept "
             f"{duplicate['chosen']} (completeness {duplicate['chosen_completeness']}), dropped "
-            f"{', '.join(duplicate['dropped'])} (completeness {duplicate['dropped_completeness']})"
+            f"{', '.join(duplicate['dropped'])}{f' and {more:,} more' if more else ''} "
+            f"(completeness {duplicate['dropped_completeness']}{', ...' if more else ''})"
+        )
+    if len(selection.duplicates) > DUPLICATES_LOGGED:
+        log(
+            f"... and {len(selection.duplicates) - DUPLICATES_LOGGED:,} more naIds that appear "
+            "more than once (listed in record_selection's metadata)"
         )
     return result
 
