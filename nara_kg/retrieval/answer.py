@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from nara_kg.generation.llm import LLM, GenerationCache, cached_complete, is_extractive
+from nara_kg.retrieval.citations import AnswerCitation, CitedSentence, Source, attribute, cite
 from nara_kg.retrieval.prompts import ANSWER_PROMPT, REFUSAL, is_refusal
 from nara_kg.retrieval.terms import METHOD_EXTRACTIVE, content_terms, llm_method, overlap
 
@@ -47,6 +48,8 @@ class Answer:
     refused: bool
     #: Records whose text the answer was built from (all contexts the model read, for a model).
     used_na_ids: tuple[int, ...]
+    #: One per answer sentence, each ending in its record's marker in `text`.
+    citations: tuple[AnswerCitation, ...] = ()
 
 
 def format_answer_prompt(question: str, contexts: Sequence[AnswerContext]) -> str:
@@ -93,16 +96,15 @@ def _extractive_answer(question: str, contexts: Sequence[AnswerContext]) -> Answ
         if candidate[1] - covered and candidate[4] != chosen[0][4]:
             chosen.append(candidate)
             covered |= candidate[1]
-    used: list[int] = []
-    for candidate in chosen:
-        na_id = contexts[candidate[2]].na_id
-        if na_id not in used:
-            used.append(na_id)
+    text, citations = cite(
+        [CitedSentence(c[4], contexts[c[2]].na_id, contexts[c[2]].title) for c in chosen]
+    )
     return Answer(
-        text=" ".join(candidate[4] for candidate in chosen),
+        text=text,
         method=METHOD_EXTRACTIVE,
         refused=False,
-        used_na_ids=tuple(used),
+        used_na_ids=tuple(dict.fromkeys(c.na_id for c in citations)),
+        citations=citations,
     )
 
 
@@ -123,4 +125,7 @@ def answer_question(
     if not reply or is_refusal(reply):
         return Answer(text=REFUSAL, method=method, refused=True, used_na_ids=())
     used = tuple(dict.fromkeys(ctx.na_id for ctx in contexts))
-    return Answer(text=reply, method=method, refused=False, used_na_ids=used)
+    sentences = [" ".join(p.split()) for p in _SENTENCE_BREAK.split(reply) if p.strip()]
+    sources = [Source(ctx.na_id, ctx.title, ctx.text) for ctx in contexts]
+    text, citations = cite(attribute(sentences, sources))
+    return Answer(text=text, method=method, refused=False, used_na_ids=used, citations=citations)

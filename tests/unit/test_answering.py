@@ -154,12 +154,14 @@ def test_extractive_answer_picks_the_best_sentence() -> None:
         text=(
             "Senator Z discussed the procedural hurdles in forming a bipartisan committee, "
             "noting that scheduling conflicts among senior members have caused significant "
-            "delays."
+            "delays. [1]"
         ),
         method="extractive (rule-based)",
         refused=False,
         used_na_ids=(501,),
+        citations=answer.citations,
     )
+    assert [(c.marker, c.na_id) for c in answer.citations] == [(1, 501)]
 
 
 def test_extractive_answer_adds_a_second_sentence_with_new_question_words() -> None:
@@ -177,7 +179,8 @@ def test_extractive_answer_adds_a_second_sentence_with_new_question_words() -> N
     )
     # Both sentences share 3 of the 5 content words; the second adds "shipbuilding", "cut".
     assert answer.text == (
-        "The memorandum sets the Navy budget for 1950. Navy shipbuilding was cut by a third."
+        "The memorandum sets the Navy budget for 1950. [1] "
+        "Navy shipbuilding was cut by a third. [1]"
     )
     assert answer.used_na_ids == (503,)
     assert not answer.refused
@@ -191,7 +194,7 @@ def test_extractive_answer_leaves_out_a_second_sentence_below_the_threshold() ->
         None,
     )
     # "Shipbuilding was cut by a third." shares only 2 of 5 content words (< 0.5).
-    assert answer.text == "The memorandum sets the Navy budget for 1950."
+    assert answer.text == "The memorandum sets the Navy budget for 1950. [1]"
     assert answer.used_na_ids == (502,)
 
 
@@ -216,14 +219,15 @@ def test_extractive_answer_can_use_a_title() -> None:
         na_id=7, title="Photographs of Alaska glaciers", text="", source=None
     )
     answer = answer_question("Alaska glaciers photographs?", [title_only], ExtractiveLLM(), None)
-    assert answer.text == "Photographs of Alaska glaciers"
+    assert answer.text == "Photographs of Alaska glaciers [1]"
     assert answer.used_na_ids == (7,)
 
 
 def test_llm_answer_uses_the_seed_prompt() -> None:
     llm = FakeLLM("  The Navy budget was set for 1950.  ")
     answer = answer_question("What budget?", [BUDGET, SENATOR], llm, None)
-    assert answer.text == "The Navy budget was set for 1950."
+    assert answer.text == "The Navy budget was set for 1950. [1]"
+    assert [(c.marker, c.na_id) for c in answer.citations] == [(1, 502)]
     assert not answer.refused
     assert answer.used_na_ids == (502, 501)
     assert answer.method == "llm (fake:m1)"

@@ -157,11 +157,15 @@ def test_a_local_answer_lists_its_records_and_provenance() -> None:
         "answer",
         "refused",
         "method",
+        "answer_citations",
         "records",
         "provenance",
         "latency_ms",
     ]
-    assert body["answer"] == FLOOD_TEXT and body["refused"] is False
+    assert body["answer"] == f"{FLOOD_TEXT} [1]" and body["refused"] is False
+    assert body["answer_citations"] == [
+        {"marker": 1, "na_id": 10, "title": "Flood control levees", "sentence": FLOOD_TEXT}
+    ]
     assert body["method"] == "extractive (rule-based)"
     records = body["records"]
     assert isinstance(records, list) and [r["naId"] for r in records] == [10, 11]
@@ -221,6 +225,7 @@ def test_a_global_answer_cites_communities_with_cards_points_and_members() -> No
         "answer",
         "refused",
         "method",
+        "answer_citations",
         "level",
         "overview",
         "communities",
@@ -317,7 +322,16 @@ def test_the_api_model_is_built_from_the_same_json() -> None:
     local = run("Who built the flood control levees?", mode="local")
     model = ask_response(local).model_dump(by_alias=True)
     body = local.to_dict()
-    for key in ("question", "request_type", "mode", "answer", "refused", "method", "latency_ms"):
+    for key in (
+        "question",
+        "request_type",
+        "mode",
+        "answer",
+        "refused",
+        "method",
+        "answer_citations",
+        "latency_ms",
+    ):
         assert model[key] == body[key]
     assert model["records"][0]["catalog_url"].endswith("/10")
     assert model["records"][0]["text"] is None
