@@ -14,6 +14,7 @@ from nara_kg.generation.llm import ExtractiveLLM, LLMUnreachable
 from nara_kg.retrieval import ask as ask_module
 from nara_kg.retrieval.ask import ask, ask_with_fallback
 from nara_kg.retrieval.filters import SearchFilters
+from nara_kg.retrieval.graph_record import GraphRecord
 from nara_kg.retrieval.prompts import REFUSAL
 from nara_kg.retrieval.response import AskResponse
 from nara_kg.retrieval.search import SearchHit, SearchResult
@@ -137,6 +138,16 @@ def fake_graph(monkeypatch: pytest.MonkeyPatch) -> None:
         return SearchResult("q", HITS[:k], 1.0)
 
     monkeypatch.setattr(ask_module, "local_search", local_search)
+
+    def load_records(driver: Any, database: str, na_ids: list[int]) -> list[GraphRecord]:
+        by_id = {hit.naId: hit for hit in HITS}
+        return [
+            GraphRecord(n, by_id[n].title, by_id[n].type, {}, (by_id[n].text,))
+            for n in na_ids
+            if n in by_id
+        ]
+
+    monkeypatch.setattr(ask_module, "load_records", load_records)
     monkeypatch.setattr(ask_module, "report_cypher", FakeReports)
 
 
