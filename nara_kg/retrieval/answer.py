@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from typing import Final
 
 from nara_kg.generation.llm import LLM, GenerationCache, cached_complete, is_extractive
-from nara_kg.ingest.chunking import HEADER_BODY_SEPARATOR
 from nara_kg.retrieval.citations import AnswerCitation, CitedSentence, Source, attribute, cite
 from nara_kg.retrieval.extractive import MIN_COVERAGE, candidates, choose, sentences
 from nara_kg.retrieval.fact_answers import (
@@ -67,8 +66,7 @@ def format_answer_prompt(question: str, contexts: Sequence[AnswerContext]) -> st
 
 def _as_record(context: AnswerContext) -> GraphRecord:
     """A context as a record without graph facts: its text without any search header."""
-    text = context.text
-    body = body_of(text) if HEADER_BODY_SEPARATOR in text else text.strip()
+    body = body_of(context.text)
     return GraphRecord(
         na_id=context.na_id,
         title=context.title,

@@ -35,7 +35,7 @@ MIN_COVERAGE: Final = 0.5
 #: Share of the question's other (not key) words a sentence without a typed answer must cover.
 MIN_FOCUS: Final = 1 / 3
 MAX_SENTENCES: Final = 2
-#: Longest sentence offered as an answer (characters); longer ones are OCR runs or lists.
+#: Longest sentence offered as an answer (characters); longer ones (OCR runs, lists) are cut.
 MAX_SENTENCE_CHARS: Final = 600
 
 QuestionKind = Literal["who", "when", "where", "how_many", "topics", "other"]
@@ -57,7 +57,7 @@ _KINDS: Final = (
     (
         "who",
         re.compile(
-            r"^\s*(who|whom|whose)\b|\bwhich (\w+[- ])?(photographer|person|people|"
+            r"^\s*(who|whom|whose)\b|\bwhich ([\w-]+ )?(photographer|person|people|"
             r"agency|organization|official|author)\b",
             re.IGNORECASE,
         ),
@@ -109,14 +109,21 @@ def key_terms(question: str) -> frozenset[str]:
 
 
 _TOKEN: Final = re.compile(r"[A-Za-z]+")
+#: Words a how-many question counts that are no content words elsewhere (terms.py drops them).
+_COUNTED: Final = frozenset({"file", "record", "item", "document"})
+#: A person's name with initials ("R.A. Bankson", "Robert M. Cullum"): surely a person.
+_INITIALLED: Final = re.compile(
+    r"\b(?:[A-Z]\.\s*){1,3}[A-Z][a-z]+|\b[A-Z][a-z]+\s+[A-Z]\.\s+[A-Z][a-z]+"
+)
 #: Distinct names a sentence must hold to answer a question about topics (more count more).
 TOPIC_NAMES: Final = 5
 
 
 def _typed(kind: QuestionKind, sentence: str, question: str) -> float:
     """How well the sentence holds what a who/when/where/how-many/topics question asks for,
-    beyond the question's own words: 0 (not at all), 1, or 1.5 for a number right before one
-    of the question's words ("850 diary volumes" for "how many diary volumes")."""
+    beyond the question's own words: 0 (not at all), 1, 1.25 for a name with initials, or
+    1.5 for a number right before one of the question's words ("850 diary volumes" for "how
+    many diary volumes")."""
     question_stems = stems(question)
 
     def new(match_text: str) -> bool:
@@ -124,11 +131,15 @@ def _typed(kind: QuestionKind, sentence: str, question: str) -> float:
         return bool(found - question_stems) or (not found and bool(match_text.strip()))
 
     if kind == "who":
+        if any(new(m.group(0)) for m in _INITIALLED.finditer(sentence)):
+            return 1.25
         return float(any(new(m.group(0)) for m in _NAME.finditer(sentence)))
     if kind == "when":
         return float(any(new(m.group(0)) for m in _DATE.finditer(sentence)))
     if kind == "how_many":
-        asked = {stem(w.lower()) for w in _TOKEN.findall(question)}
+        asked = question_stems | {
+            stem(fold(w.lower())) for w in _TOKEN.findall(question) if fold(w.lower()) in _COUNTED
+        }
         best = 0.0
         for m in _NUMBER.finditer(sentence):
             if not new(m.group(0)):
@@ -150,7 +161,7 @@ def acronyms(text: str) -> frozenset[str]:
     """Initials of the runs of capitalised words in a text ("War Relocation Authority" ->
     "wra"), which records and questions use for the names their titles spell out."""
     found: set[str] = set()
-    for run in re.finditer(r"(?:\b[A-Z][a-z]+\b(?:\s+(?:of|the|and|for)\b)*\s*){2,}", text):
+    for run in re.finditer(r"(?:\b[A-Z][a-z]+\b\s*){2,}", text):
         initials = "".join(w[0] for w in run.group(0).split() if w[:1].isupper()).lower()
         if len(initials) >= 2:
             found.add(initials)
@@ -161,15 +172,27 @@ def sentences(text: str) -> list[str]:
     return [p for p in (" ".join(piece.split()) for piece in SENTENCE_BREAK.split(text)) if p]
 
 
+def _clipped(unit: str) -> str:
+    """A unit longer than MAX_SENTENCE_CHARS cut after its last comma (or word) within it."""
+    if len(unit) <= MAX_SENTENCE_CHARS:
+        return unit
+    head = unit[:MAX_SENTENCE_CHARS]
+    cut = head.rfind(", ")
+    if cut < MAX_SENTENCE_CHARS // 2:
+        cut = head.rfind(" ")
+    return head[:cut].rstrip(" ,;") + " \N{HORIZONTAL ELLIPSIS}"
+
+
 def answer_units(text: str) -> list[str]:
-    """Sentences, a long one cut at its semicolons into its clauses."""
+    """Sentences, a long one cut at its semicolons into its clauses, and any still too long
+    clipped (OCR runs and long lists)."""
     units: list[str] = []
     for sentence in sentences(text):
         if len(sentence) > LONG_SENTENCE_CHARS and ";" in sentence:
             units.extend(p.strip() for p in sentence.split(";") if p.strip())
         else:
             units.append(sentence)
-    return units
+    return [_clipped(unit) for unit in units]
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,8 +235,6 @@ def candidates(
     for rank, (record, units) in enumerate(split):
         context = _titles(record) & question_stems
         for position, sentence in enumerate(units):
-            if len(sentence) > MAX_SENTENCE_CHARS:
-                continue
             own = (stems(sentence) | acronyms(sentence)) & question_stems
             covered = own | context
             if not own or keys - covered:

@@ -4,6 +4,7 @@ read by one query (:mod:`nara_kg.graph.answers`); and how its facts are said in 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
@@ -59,7 +60,8 @@ class GraphRecord:
 
     @property
     def body(self) -> str:
-        return " ".join(self.bodies)
+        """The chunks' bodies, a line each (a chunk ends where a paragraph or sentence did)."""
+        return "\n".join(self.bodies)
 
     def strings(self, key: str) -> list[str]:
         """A property as a list of non-empty strings (a single value becomes a list of one)."""
@@ -85,11 +87,22 @@ class GraphRecord:
         return next((a for a in self.ancestors if a.level == level), None)
 
 
+#: The lines of a chunk's search header (nara_kg.ingest.chunking.build_header).
+_HEADER_LINE: Final = re.compile(r"^(Title|Type|Part of|Dates): ")
+
+
 def body_of(text: str | None) -> str:
     """A chunk's text without its search header (a header-only chunk has no body)."""
-    if not text or HEADER_BODY_SEPARATOR not in text:
+    if not text:
         return ""
-    return text.split(HEADER_BODY_SEPARATOR, 1)[1].strip()
+    if HEADER_BODY_SEPARATOR in text:
+        head, body = text.split(HEADER_BODY_SEPARATOR, 1)
+        if all(_HEADER_LINE.match(line) for line in head.splitlines()):
+            return body.strip()
+        return text.strip()
+    if all(_HEADER_LINE.match(line) for line in text.splitlines()):
+        return ""
+    return text.strip()
 
 
 def _ancestor(raw: Mapping[str, Any]) -> Ancestor:
