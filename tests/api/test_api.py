@@ -326,7 +326,7 @@ def test_ask_global_with_a_level_and_filters(client: TestClient) -> None:
 
 def test_ask_unanswerable_is_refused(client: TestClient) -> None:
     body = ask(client, "What did the senator say about cryptocurrency taxation?", mode="local")
-    assert body["refused"] and body["answer"] == REFUSAL
+    assert body["refused"] and body["answer"].startswith(f"{REFUSAL} The closest records: ")
     themes = ask(client, "Summarize the quantum chromodynamics experiments", mode="global")
     assert themes["refused"] and themes["answer"] == REFUSAL
 

@@ -120,6 +120,21 @@ def test_inherited_dates_are_said_to_be_inherited() -> None:
         "The dates of Diaries of Henry Morgenthau, Jr. are April 27, 1933 \u2013 July 21, 1945. [1]"
     )
     assert spoken_span("1943-01-01", "1944-12-31") == "1943 \u2013 1944"
+    titled = GraphRecord(
+        na_id=28277496,
+        title="Volume 740, June 6 \u2013 June 7, 1944",
+        level="fileUnit",
+        properties={
+            "logicalDate_titleStartDate": "1944-06-06",
+            "logicalDate_titleEndDate": "1944-06-07",
+        },
+        ancestors=(DIARIES,),
+    )
+    assert answer("What are the dates of Volume 740?", titled) == (
+        "The dates of Volume 740, June 6 \u2013 June 7, 1944 are June 6, 1944 \u2013 June 7, "
+        "1944 (as its title states). [1]"
+    )
+    assert identity(titled).sentence.endswith("a file unit in Diaries of Henry Morgenthau, Jr..")
 
 
 def test_the_fact_comes_from_the_record_the_question_names() -> None:
