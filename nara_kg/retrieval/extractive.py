@@ -64,6 +64,7 @@ _KINDS: Final = (
         ),
     ),
     ("when", re.compile(r"^\s*(when|what year|what date)\b|\bin what year\b", re.IGNORECASE)),
+    ("topics", re.compile(r"\b(topics?|subjects?|themes?|issues?)\b", re.IGNORECASE)),
     (
         "where",
         re.compile(
