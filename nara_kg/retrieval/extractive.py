@@ -42,7 +42,9 @@ MAX_SENTENCE_CHARS: Final = 600
 QuestionKind = Literal["who", "when", "where", "how_many", "topics", "other"]
 
 #: Question words that say what form the answer takes, not what it is about.
-_FILLER: Final = frozenset({"name", "call", "kind", "type", "sort", "well", "known"})
+_FILLER: Final = frozenset(
+    {"name", "call", "kind", "type", "sort", "well", "known", "mani", "much"}
+)
 #: Sentences longer than this are cut at semicolons (lists of places, titles, names).
 LONG_SENTENCE_CHARS: Final = 300
 
@@ -111,6 +113,31 @@ def key_terms(question: str) -> frozenset[str]:
 
 
 _TOKEN: Final = re.compile(r"[A-Za-z]+")
+#: Words of a capitalised name that make it a place or a body, not a person who did something.
+_NOT_PERSON: Final = frozenset(
+    [
+        "Center",
+        "Centers",
+        "Camp",
+        "Lake",
+        "River",
+        "Mountain",
+        "Valley",
+        "County",
+        "City",
+        "States",
+        "Authority",
+        "Office",
+        "Division",
+        "Department",
+        "Board",
+        "Administration",
+        "Library",
+        "Relocation",
+        "Segregation",
+        "War",
+    ]
+)
 #: Words a how-many question counts that are no content words elsewhere (terms.py drops them).
 _COUNTED: Final = frozenset({"file", "record", "item", "document"})
 #: A person's name with initials ("R.A. Bankson", "Robert M. Cullum"): surely a person.
@@ -135,7 +162,12 @@ def _typed(kind: QuestionKind, sentence: str, question: str) -> float:
     if kind == "who":
         if any(new(m.group(0)) for m in _INITIALLED.finditer(sentence)):
             return 1.25
-        return float(any(new(m.group(0)) for m in _NAME.finditer(sentence)))
+        return float(
+            any(
+                new(m.group(0)) and not _NOT_PERSON & set(m.group(0).split())
+                for m in _NAME.finditer(sentence)
+            )
+        )
     if kind == "when":
         return float(any(new(m.group(0)) for m in _DATE.finditer(sentence)))
     if kind == "how_many":

@@ -62,8 +62,19 @@ class GraphRecord:
 
     @property
     def body(self) -> str:
-        """The chunks' bodies, a line each (a chunk ends where a paragraph or sentence did)."""
-        return "\n".join(self.bodies)
+        """The chunks' bodies, a line each (a chunk mostly ends where a paragraph or sentence
+        did); a chunk that starts mid-sentence (lower case, a comma) continues the line."""
+        text = ""
+        for body in self.bodies:
+            if not text:
+                text = body
+            elif body[:1] in ",;:)":
+                text += body
+            elif body[:1].islower():
+                text += " " + body
+            else:
+                text += "\n" + body
+        return text
 
     def strings(self, key: str) -> list[str]:
         """A property as a list of non-empty strings (a single value becomes a list of one)."""

@@ -183,3 +183,36 @@ def test_question_kinds_and_acronyms() -> None:
     assert question_kind("What topics do the Morgenthau diaries cover?") == "topics"
     assert question_kind("In which cities did the WRA have offices?") == "where"
     assert acronyms("Records of the War Relocation Authority") == {"wra"}
+
+
+def test_a_chunk_that_starts_mid_sentence_continues_it() -> None:
+    split = GraphRecord(
+        1, "Storage lists", "series", {}, ("Goods held at Acme Storage Co.", ", Reno.")
+    )
+    assert split.body == "Goods held at Acme Storage Co., Reno."
+    assert GraphRecord(1, None, None, {}, ("One.", "Two.")).body == "One.\nTwo."
+
+
+def test_a_who_question_wants_a_person_not_a_place() -> None:
+    place = GraphRecord(
+        2, "Camp photographs", "series", {}, ("Photographs of the Tule Lake Segregation Center.",)
+    )
+    person = GraphRecord(
+        3, "Tule Lake photographs", "series", {}, ("The photographers were Jack Iwata and others.",)
+    )
+    assert answer("Who were the photographers at Tule Lake?", place, person) == (
+        "The photographers were Jack Iwata and others. [1]"
+    )
+
+
+def test_counted_archival_words_and_havens_are_content_words() -> None:
+    havens = GraphRecord(
+        4,
+        "Files on Temporary Havens",
+        "series",
+        {},
+        ("The havens are described here.", "This series contains 11 files of letters."),
+    )
+    assert answer("How many files are in the files on temporary havens?", havens) == (
+        "This series contains 11 files of letters. [1]"
+    )
