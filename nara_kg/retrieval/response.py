@@ -6,6 +6,8 @@ API's response model is built from it (:func:`nara_kg.api.records.ask_response`,
 catalog links). Keys that belong to one mode appear only in that mode: ``records`` in local
 mode; ``level``, ``overview``, ``communities``, ``community_reports`` and ``points`` in global
 mode; ``fallback`` only when the extractive method answered for an unreachable model.
+``answer_citations`` is always there (empty for a refusal or a list of records): one entry per
+answer sentence, as :mod:`nara_kg.retrieval.citations` describes.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Literal
 
 from nara_kg.generation.community_report import CommunityReport
+from nara_kg.retrieval.citations import AnswerCitation
 from nara_kg.retrieval.classify import RequestKind
 from nara_kg.retrieval.filters import SearchFilters
 from nara_kg.retrieval.global_search import Point
@@ -209,6 +212,8 @@ class AskResponse:
     #: Global mode: the reports read and cited; None in local mode.
     global_sources: GlobalSources | None = None
     fallback: Fallback | None = None
+    #: One per answer sentence, in answer order (see :mod:`nara_kg.retrieval.citations`).
+    answer_citations: tuple[AnswerCitation, ...] = ()
 
     @property
     def mode(self) -> Literal["local", "global"]:
@@ -225,6 +230,7 @@ class AskResponse:
             "answer": self.answer,
             "refused": self.refused,
             "method": self.method,
+            "answer_citations": [citation.to_dict() for citation in self.answer_citations],
         }
         if self.global_sources is None:
             data["records"] = [_record(hit) for hit in self.records]

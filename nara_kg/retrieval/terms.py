@@ -13,6 +13,8 @@ import re
 from functools import lru_cache
 from typing import Final
 
+import snowballstemmer
+
 from nara_kg.generation.llm import LLM, describe
 
 #: The `method` of a rule-based classification, and of an extractive answer.
@@ -71,6 +73,34 @@ def content_terms(text: str) -> frozenset[str]:
             continue
         terms.add(word)
     return frozenset(terms)
+
+
+#: Snowball's English (Porter 2) stemmer, from the well-kept `snowballstemmer` package (pure
+#: Python, no data files): "photographed" and "photographer" both stem to "photograph".
+_STEMMER: Final = snowballstemmer.stemmer("english")
+
+
+@lru_cache(maxsize=_FOLDED_WORDS)
+def stem(word: str) -> str:
+    """A content word's stem (digits kept as they are)."""
+    return word if word.isdigit() else str(_STEMMER.stemWord(word))
+
+
+#: Stopwords that are content words when answers compare stems: "haven" (a temporary haven,
+#: not "haven't") and the archival words a how-many question counts ("11 files").
+_ANSWER_WORDS: Final = frozenset({"haven", "document", "file", "item", "record", "material"})
+
+
+@lru_cache(maxsize=_TERMS_OF_TEXTS)
+def stems(text: str) -> frozenset[str]:
+    """The stems of a text's content words (:func:`content_terms`, less :data:`_ANSWER_WORDS`
+    among the stopwords)."""
+    terms = set(content_terms(text))
+    for raw in _WORD.findall(text.lower()):
+        word = fold(raw)
+        if word in _ANSWER_WORDS:
+            terms.add(word)
+    return frozenset(stem(term) for term in terms)
 
 
 def overlap(question_terms: frozenset[str], text: str) -> tuple[float, frozenset[str]]:

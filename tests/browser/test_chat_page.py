@@ -93,7 +93,8 @@ def test_local_question(page: Any, neo4j_driver: Any) -> None:
     assert bubble.get_attribute("data-mode") == "local"
     assert bubble.locator(".badge.classification").text_content() == "question"
     answer = bubble.locator(".answer-text")
-    assert answer.text_content() == body["answer"] and fact["creator"] in body["answer"]
+    assert answer.text_content() == body["answer"]
+    assert fact["creator"].split()[-1] in body["answer"]
     assert "refusal" not in (answer.get_attribute("class") or "")
     assert_records_shown(bubble, body["records"])
     assert any(len(r["hierarchy"]) > 1 for r in body["records"])
@@ -149,7 +150,7 @@ def test_unanswerable_question_is_refused(page: Any) -> None:
     body, bubble = ask(page, "What did the senator say about cryptocurrency taxation?", "local")
     assert body["refused"]
     assert bubble.get_attribute("data-refused") == "true"
-    assert bubble.locator(".answer-text.refusal").text_content() == REFUSAL
+    assert bubble.locator(".answer-text.refusal").text_content().startswith(REFUSAL)
 
 
 def test_filters_restrict_every_record_shown(page: Any, neo4j_driver: Any) -> None:
