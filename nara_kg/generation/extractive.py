@@ -111,8 +111,7 @@ def _who(context: ReportContext, profile: CommunityProfile | None) -> str | None
     parts = []
     if profile is not None and profile.key_records:
         keys = [clip(k.title, REPORT_TITLE_MAX_CHARS) for k in profile.key_records]
-        verb = "is" if len(keys) == 1 else "are"
-        parts.append(f"its other key series and collections {verb} {join_words(keys)}")
+        parts.append(f"its key series and collections also include {join_words(keys)}")
     named: list[str] = []
     for mention in context.mentioned:
         if mention.authority_type in NAMED_AUTHORITY_TYPES and mention.heading:
@@ -156,6 +155,14 @@ _REL_VERBS: Final = {
     "organizationalReference": "is named in",
     "MENTIONED_IN": "is named in",
 }
+
+
+def _end_name(na_id: int, title: str | None, kinds: dict[int, str]) -> str:
+    """A relationship's end as a sentence names it (an authority as running text does)."""
+    kind = kinds.get(na_id, "")
+    if title and kind in AUTHORITY_TYPES:
+        return display_name(title, kind)
+    return clip(title, REPORT_TITLE_MAX_CHARS) or f"Record {na_id}"
 
 
 def _rel_sentence(source: str, rel_type: str, target: str) -> str:
@@ -219,9 +226,10 @@ def extractive_report(context: ReportContext) -> CommunityReport:
         if member.title and member.node_type in AUTHORITY_TYPES:
             name = display_name(member.title, member.node_type)
         findings.append(Finding(summary=name, explanation=f"{_member_explanation(member)}{source}"))
+    kinds = {member.na_id: member.node_type for member in members}
     for rel in context.relationships[:MAX_RELATIONSHIP_FINDINGS]:
-        source_name = clip(rel.source_title, REPORT_TITLE_MAX_CHARS) or f"Record {rel.source_na_id}"
-        target_name = clip(rel.target_title, REPORT_TITLE_MAX_CHARS) or f"Record {rel.target_na_id}"
+        source_name = _end_name(rel.source_na_id, rel.source_title, kinds)
+        target_name = _end_name(rel.target_na_id, rel.target_title, kinds)
         findings.append(
             Finding(
                 summary=f"{source_name} and {target_name}",

@@ -193,15 +193,25 @@ _SENTENCE_BREAK: Final = re.compile(
 #: GraphRAG's references inside a model's report or answer ("[Data: Reports (2, 7)]",
 #: "[Records: 7001, 7002]"): the citation markers say where a sentence comes from instead.
 _REFERENCE: Final = re.compile(r"\s*\[(?:Data|Records|Reports)\s*:[^\]]*\]", re.IGNORECASE)
+#: The catalog link an extractive finding ends with: the citation names the record instead.
+_SOURCE_LINK: Final = re.compile(r"\s*Source: https?://\S+")
 
 
 def split_sentences(text: str) -> list[str]:
-    """The sentences of `text`, references removed, each ending in . ! or ?."""
+    """The sentences of `text`, references and catalog links removed, each ending in . ! or ?
+    (an unfinished last one dropped when others precede it, else ended with an ellipsis)."""
     sentences = []
-    for piece in _SENTENCE_BREAK.split(_REFERENCE.sub("", text)):
+    text = _SOURCE_LINK.sub("", _REFERENCE.sub("", text)).strip()
+    # An excerpt clipped mid-sentence loses its unfinished end when a whole sentence precedes.
+    pieces = [p for p in _SENTENCE_BREAK.split(text) if p.strip()]
+    if len(pieces) > 1 and not pieces[-1].rstrip().endswith((".", "!", "?")):
+        pieces.pop()
+    for piece in pieces:
         piece = " ".join(piece.split()).lstrip("-• ").strip()
         if piece:
-            sentences.append(piece if piece.endswith((".", "!", "?")) else f"{piece}.")
+            sentences.append(
+                piece if piece.endswith((".", "!", "?", "\u2026")) else f"{piece}\u2026"
+            )
     return sentences
 
 

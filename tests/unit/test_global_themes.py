@@ -27,7 +27,7 @@ STATISTICS = re.compile(
     r"\bmentions?\b|Extractive summary|No text excerpt",
     re.IGNORECASE,
 )
-MARKED_SENTENCE = re.compile(r"[.!?] \[\d+\]$")
+MARKED_SENTENCE = re.compile(r"[.!?\u2026] \[\d+\]$")
 
 
 def count_words(text: str) -> int:
@@ -91,7 +91,7 @@ REPORTS = [
     report(
         "2-0",
         "Records of the War Relocation Authority: 123 records (103 series), dated 1942\u20131946. "
-        "Its other key series and collections are Master Index of Evacuees.",
+        "Its key series and collections also include Master Index of Evacuees.",
     ),
     report("2-7", "Antony Blinken's Files: 4 records (1 series)."),
 ]
@@ -120,7 +120,7 @@ def test_each_theme_is_a_line_of_cited_sentences() -> None:
         "created by Henry Morgenthau. [1] The people and organizations its records name most "
         "are Henry Morgenthau and War Refugee Board. [1]",
         "Records of the War Relocation Authority: 123 records (103 series), dated "
-        "1942\u20131946. [2] Its other key series and collections are Master Index of "
+        "1942\u20131946. [2] Its key series and collections also include Master Index of "
         "Evacuees. [2]",
     ]
     assert [(c.marker, c.na_id, c.title) for c in answer.citations] == [
@@ -154,12 +154,15 @@ def test_a_topic_answer_cites_the_finding_record_or_the_representative() -> None
 
 def test_sentences_split_at_stops_but_not_at_name_abbreviations() -> None:
     text = (
-        "Diaries of Henry Morgenthau, Jr.: many. Photos by Harold D. Whitcombe [Data: Reports (1)]"
+        "Diaries of Henry Morgenthau, Jr.: many. Photos by Harold D. Whitcombe [Data: Reports (1)]."
     )
     assert split_sentences(text) == [
         "Diaries of Henry Morgenthau, Jr.: many.",
         "Photos by Harold D. Whitcombe.",
     ]
+    clipped = "One whole sentence. Source: https://catalog.archives.gov/id/1 Then a clipped"
+    assert split_sentences(clipped) == ["One whole sentence."]
+    assert split_sentences("Only a clipped") == ["Only a clipped\u2026"]
 
 
 def test_the_representative_is_the_first_description() -> None:

@@ -528,7 +528,7 @@ def test_extractive_report_content() -> None:
     assert result.summary == (
         "War Department records: 5 records (2 series, 1 item, 1 record group and 1 person), "
         "dated 1940\u20131945, created by Henry L. Stimson. "
-        "Its other key series and collections are Maps of the Pacific and Letters; the people "
+        "Its key series and collections also include Maps of the Pacific and Letters; the people "
         "and organizations its records name most are War Department and Henry L. Stimson."
     )
     assert result.rating == 3.8
