@@ -120,10 +120,9 @@ def _who(context: ReportContext, profile: CommunityProfile | None) -> str | None
                 named.append(name)
     if named:
         named = named[:MAX_NAMED]
+        who = "person or organization" if len(named) == 1 else "people and organizations"
         verb = "is" if len(named) == 1 else "are"
-        parts.append(
-            f"the people and organizations its records name most {verb} {join_words(named)}"
-        )
+        parts.append(f"the {who} its records name most {verb} {join_words(named)}")
     if not parts:
         return None
     text = "; ".join(parts)
