@@ -166,7 +166,7 @@ def _end_name(na_id: int, title: str | None, kinds: dict[int, str]) -> str:
 
 def _rel_sentence(source: str, rel_type: str, target: str) -> str:
     verb = _REL_VERBS.get(rel_type, f"is linked ({rel_type}) to")
-    return f"{source} {verb} {target}."
+    return _sentence(f"{source} {verb} {target}")
 
 
 def extractive_report(context: ReportContext) -> CommunityReport:

@@ -755,3 +755,22 @@ def test_the_extractive_cache_key_follows_the_profile_and_the_report_code(
     assert later.text == context.text and extractive_cache_key(later) != key
     monkeypatch.setattr(extractive_module, "report_code_digest", lambda: "edited")
     assert extractive_cache_key(context) != key
+
+
+def test_a_relationship_finding_is_one_sentence_after_an_abbreviation() -> None:
+    members = [
+        member(1, 2, title="Papers", node_type="collection"),
+        member(2, 1, title="Diaries of Henry Morgenthau, Jr."),
+    ]
+    context = build_context(
+        "0-4", 0, members, [rel(1, 2, 3)], [], token_budget=500, count_tokens=count_words
+    )
+    context = replace(
+        context,
+        relationships=tuple(
+            replace(r, source_title="Papers", target_title=members[1].title)
+            for r in context.relationships
+        ),
+    )
+    finding = extractive_report(context).findings[-1]
+    assert finding.explanation == "Papers includes Diaries of Henry Morgenthau, Jr."
