@@ -233,20 +233,33 @@ def _cited_by(point: Point, members: Mapping[str, Sequence[KeyRecord]]) -> KeyRe
     return representative(community_members)
 
 
+#: A sentence saying less than this many words after its title ("Records of the War Relocation
+#: Authority: A record group.") only names a record's kind: an answer line skips it.
+MIN_CONTENT_WORDS: Final = 4
+
+
+def _says_something(sentence: str) -> bool:
+    return len(sentence.split(": ", 1)[-1].split()) >= MIN_CONTENT_WORDS
+
+
 def _per_community(points: Sequence[Point]) -> list[Point]:
     """One point per community, in the order of each community's best point: the first
-    sentence of its best point, then of its next ones that say something else, up to
-    :data:`MAX_POINT_SENTENCES` (a report's summary and findings repeat one another)."""
+    sentence of its best point, then of its next ones that say something else, then the best
+    point's next sentence, up to :data:`MAX_POINT_SENTENCES` (a report's summary and findings
+    repeat one another; a finding that only names a record's kind says nothing)."""
     grouped: dict[str, list[Point]] = {}
     for point in points:
         grouped.setdefault(point.community_id, []).append(point)
     merged = []
     for community_id, community_points in grouped.items():
+        split = [split_sentences(point.description) for point in community_points]
+        candidates = [sentences[0] for sentences in split if sentences]
+        candidates += split[0][1:]
         sentences: list[str] = []
-        for point in community_points:
-            first = next(iter(split_sentences(point.description)), None)
-            if first and first not in sentences:
-                sentences.append(first)
+        for index, sentence in enumerate(candidates):
+            if sentence in sentences or (index and not _says_something(sentence)):
+                continue
+            sentences.append(sentence)
             if len(sentences) >= MAX_POINT_SENTENCES:
                 break
         merged.append(Point(" ".join(sentences), community_points[0].score, community_id))

@@ -222,3 +222,31 @@ def test_an_extractive_report_answers_a_main_themes_question_in_prose() -> None:
         "created by Henry Morgenthau. [1]"
     )
     assert not STATISTICS.search(built.summary)
+
+
+def test_a_topic_line_skips_a_finding_that_only_names_a_record_kind() -> None:
+    relocation = CommunityReport(
+        community_id="0-1",
+        level=0,
+        title="Records of the War Relocation Authority",
+        summary="Records of the War Relocation Authority: 78 records (72 series), dated "
+        "1942\u20131946. The people and organizations its records name most are Manzanar "
+        "Relocation Center and War Relocation Authority.",
+        rating=5.0,
+        rating_explanation="r",
+        findings=(Finding("Records of the War Relocation Authority", "A record group."),),
+        generated_by="extractive",
+    )
+    answer = global_search(
+        "What are the main topics of the War Relocation Authority records?",
+        [relocation],
+        ExtractiveLLM(),
+        None,
+        batch_token_budget=500,
+        count_tokens=count_words,
+        reduce_token_budget=2000,
+        sizes={"0-1": 78},
+        members={"0-1": [KeyRecord(537, "Records of the War Relocation Authority", "recordGroup")]},
+    )
+    assert "A record group" not in answer.text
+    assert answer.text.endswith("Relocation Center and War Relocation Authority. [1]")
