@@ -250,3 +250,39 @@ def test_a_topic_line_skips_a_finding_that_only_names_a_record_kind() -> None:
     )
     assert "A record group" not in answer.text
     assert answer.text.endswith("Relocation Center and War Relocation Authority. [1]")
+
+
+class ScriptedModel:
+    """A model whose map step scores every report and whose reduce step writes two sentences
+    with GraphRAG's data references."""
+
+    name = "fake"
+    model = "m1"
+    params: dict[str, object] = {}
+
+    def complete(self, prompt: str) -> str:
+        if "Importance Score" in prompt or "----Analyst" in prompt:
+            return (
+                "The Morgenthau diaries cover Treasury policy [Data: Reports (2-6)]. "
+                "Relocation records document evacuees and the War Relocation Authority."
+            )
+        return '{"points": [{"description": "Diaries and relocation records", "score": 80}]}'
+
+
+def test_a_model_answer_cites_the_theme_each_sentence_shares_most_words_with() -> None:
+    answer = global_search(
+        "What are the main themes of the Morgenthau diaries and the relocation records?",
+        REPORTS,
+        ScriptedModel(),
+        None,
+        batch_token_budget=500,
+        count_tokens=count_words,
+        reduce_token_budget=2000,
+        sizes=SIZES,
+        members=MEMBERS,
+    )
+    assert answer.text == (
+        "The Morgenthau diaries cover Treasury policy. [1] Relocation records document "
+        "evacuees and the War Relocation Authority. [2]"
+    )
+    assert [c.na_id for c in answer.citations] == [589213, 537]
