@@ -7,10 +7,17 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import re
-from collections import Counter
+from dataclasses import asdict
 from typing import Final
 
+from nara_kg.generation.community_profile import (
+    CREATORS_NAMED,
+    NAMED_AUTHORITY_TYPES,
+    CommunityProfile,
+    display_name,
+    join_words,
+    kind_words,
+)
 from nara_kg.generation.community_report import CommunityReport, Finding
 from nara_kg.generation.llm import EXTRACTIVE_BACKEND, cache_key
 from nara_kg.generation.report_context import (
@@ -18,15 +25,16 @@ from nara_kg.generation.report_context import (
     MemberInfo,
     ReportContext,
     clip,
-    endpoint,
 )
+from nara_kg.generation.report_rows import report_code_digest
+from nara_kg.model.schema import AUTHORITY_TYPES
 
 REPORT_TITLE_MAX_CHARS: Final = 160
 #: Bumped whenever the extractive output changes, so cached extractive reports are rebuilt
-#: (2: the summary no longer names the community id and level).
-EXTRACTIVE_REPORT_VERSION: Final = 2
+#: (3: prose from the community's profile, no graph statistics outside the rating). The cache
+#: key also holds a digest of the report code, so an edit that forgets the bump rebuilds too.
+EXTRACTIVE_REPORT_VERSION: Final = 3
 GENERATED_BY_EXTRACTIVE: Final = EXTRACTIVE_BACKEND
-EXTRACTIVE_SUMMARY_PREFIX: Final = "Extractive summary:"
 #: Extractive rating: size and centrality, each worth up to 5 points, both on a log scale so
 #: that a community of 1 000 records, or one whose hub has degree 100, scores the full 5.
 RATING_SIZE_SATURATION: Final = 1000
@@ -35,6 +43,9 @@ MAX_MEMBER_FINDINGS: Final = 5
 MAX_RELATIONSHIP_FINDINGS: Final = 3
 MAX_SUB_REPORT_FINDINGS: Final = 3
 MAX_FINDINGS: Final = 10
+#: Kinds of record the first summary sentence counts, and people and organizations it names.
+MAX_KINDS_NAMED: Final = 5
+MAX_NAMED: Final = 3
 
 
 def extractive_rating(members_total: int, max_degree: int) -> tuple[float, float, float]:
@@ -61,110 +72,167 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
-_RELATED_SUFFIX = re.compile(r" and [\d,]+ related records?$")
+def _a(word: str) -> str:
+    return f"an {word}" if word[:1].lower() in "aeiou" else f"a {word}"
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    return text if text.endswith((".", "?", "!")) else f"{text}."
+
+
+def _what(profile: CommunityProfile, title: str) -> str:
+    """The first summary sentence: the records' subject, how many of which kinds, when,
+    whose."""
+    kinds = [kind_words(kind, count) for kind, count in profile.kinds[:MAX_KINDS_NAMED]]
+    others = profile.total - sum(count for _, count in profile.kinds[:MAX_KINDS_NAMED])
+    if others:
+        kinds.append(_plural(others, "other record"))
+    if profile.total == 1:
+        sentence = f"{title} is {_a(kind_words(profile.kinds[0][0], 1).split(' ', 1)[1])}"
+    else:
+        sentence = f"{title}: {profile.total} records ({join_words(kinds)})"
+    if profile.span:
+        sentence += f", dated {profile.span}"
+    if profile.creators:
+        named = list(profile.creators[:CREATORS_NAMED])
+        rest = len(profile.creators) - len(named)
+        if rest:
+            named.append(_plural(rest, "other creator"))
+        sentence += f", created by {join_words(named)}"
+    elif profile.part_of:
+        sentence += f", part of {clip(profile.part_of, REPORT_TITLE_MAX_CHARS)}"
+    return _sentence(sentence)
+
+
+def _who(context: ReportContext, profile: CommunityProfile | None) -> str | None:
+    """The second summary sentence: the other key series and collections, and the people and
+    organizations the records name most."""
+    parts = []
+    if profile is not None and profile.key_records:
+        keys = [clip(k.title, REPORT_TITLE_MAX_CHARS) for k in profile.key_records]
+        parts.append(f"its key series and collections also include {join_words(keys)}")
+    named: list[str] = []
+    for mention in context.mentioned:
+        if mention.authority_type in NAMED_AUTHORITY_TYPES and mention.heading:
+            name = display_name(mention.heading, mention.authority_type)
+            if name not in named:
+                named.append(name)
+    if named:
+        named = named[:MAX_NAMED]
+        who = "person or organization" if len(named) == 1 else "people and organizations"
+        verb = "is" if len(named) == 1 else "are"
+        parts.append(f"the {who} its records name most {verb} {join_words(named)}")
+    if not parts:
+        return None
+    text = "; ".join(parts)
+    return _sentence(text[0].upper() + text[1:])
+
+
+def _member_explanation(member: MemberInfo) -> str:
+    """A member finding's prose: its excerpt, else what it is (kind, parent, dates)."""
+    excerpt = clip(member.excerpt, EXCERPT_MAX_CHARS)
+    if excerpt:
+        return excerpt
+    kind = kind_words(member.node_type, 1).split(" ", 1)[1]
+    text = _a(kind)
+    if member.part_of:
+        text += f" in {clip(member.part_of, REPORT_TITLE_MAX_CHARS)}"
+    if member.dates:
+        text += f", dated {member.dates}"
+    return _sentence(text[0].upper() + text[1:])
+
+
+#: How a relationship reads in a finding: source ... target.
+_REL_VERBS: Final = {
+    "Includes": "includes",
+    "creator": "created",
+    "subject": "is a subject of",
+    "contributor": "contributed to",
+    "donor": "donated",
+    "personalReference": "is named in",
+    "organizationalReference": "is named in",
+    "MENTIONED_IN": "is named in",
+}
+
+
+def _end_name(na_id: int, title: str | None, kinds: dict[int, str]) -> str:
+    """A relationship's end as a sentence names it (an authority as running text does)."""
+    kind = kinds.get(na_id, "")
+    if title and kind in AUTHORITY_TYPES:
+        return display_name(title, kind)
+    return clip(title, REPORT_TITLE_MAX_CHARS) or f"Record {na_id}"
+
+
+def _rel_sentence(source: str, rel_type: str, target: str) -> str:
+    verb = _REL_VERBS.get(rel_type, f"is linked ({rel_type}) to")
+    return _sentence(f"{source} {verb} {target}")
 
 
 def extractive_report(context: ReportContext) -> CommunityReport:
-    """A deterministic report from the context alone, with no model.
+    """A deterministic report from the context alone, with no model, in prose (counts of
+    relationships and degrees stay in the rating explanation).
 
-    * title: the top-ranked member's title, "<title> and N related records" (N = the rest of the
-      community); the largest sub-report's title when no member made the context;
-    * summary: starts with "Extractive summary:", then size, record types of the members in the
-      context (by count), the three most central records, the three most common relationship
-      types, the three authorities the members' text names most, and the sub-reports used;
+    * title: the community's representative record (its description of highest degree), else
+      the top-ranked member, else the largest sub-report's title;
+    * summary: the title, how many records of which kinds, the years they span and their
+      creators (else what they are part of); then its other key series and collections and the
+      people and organizations its records name most;
     * rating: :func:`extractive_rating` of the community size and the highest member degree;
-    * findings: up to 3 sub-reports, 5 top members (with their excerpts) and 3 top
-      relationships, at most 10.
+    * findings: up to 3 sub-reports (title and summary), 5 top members (title, and excerpt or
+      what the record is) and 3 top relationships (as a sentence), at most 10.
     """
     members = context.members
+    profile = context.profile
     total = max(context.members_total, len(members))
-    others = total - 1
-    if members:
-        top = _name(members[0])
-        title = top if others <= 0 else f"{top} and {_plural(others, 'related record')}"
+    if profile is not None and profile.representative is not None:
+        title = clip(profile.representative.title, REPORT_TITLE_MAX_CHARS)
+    elif members:
+        title = _name(members[0])
     elif context.sub_reports:
-        # The sub-report's title already ends in its own "and N related records".
-        top = _RELATED_SUFFIX.sub("", context.sub_reports[0].report.title)
-        top = clip(top, REPORT_TITLE_MAX_CHARS)
-        title = top if others <= 0 else f"{top} and {_plural(others, 'related record')}"
+        title = clip(context.sub_reports[0].report.title, REPORT_TITLE_MAX_CHARS)
     else:
         title = f"Community {context.community_id}"
 
-    sentences = [
-        # No community id or level: a summary describes content, and two communities with the
-        # same content (one the other seen a level up) get the same summary and embedding.
-        f"{EXTRACTIVE_SUMMARY_PREFIX} this community groups {_plural(total, 'record')} linked by "
-        f"{_plural(context.relationships_total, 'relationship')}."
-    ]
-    if members:
-        types = Counter(m.node_type for m in members)
-        listed = ", ".join(
-            f"{count} {node_type}"
-            for node_type, count in sorted(types.items(), key=lambda kv: (-kv[1], kv[0]))
-        )
-        sentences.append(f"Record types in this report's context: {listed}.")
-        central = "; ".join(f'"{_name(m)}" ({m.node_type}, degree {m.degree})' for m in members[:3])
-        sentences.append(f"Most central records: {central}.")
-    if context.relationships:
-        rel_types = Counter(r.rel_type for r in context.relationships)
-        common = ", ".join(
-            f"{rel_type} ({count})"
-            for rel_type, count in sorted(rel_types.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
-        )
-        sentences.append(f"Most common relationship types: {common}.")
-    if context.mentioned:
-        named = "; ".join(
-            f'"{clip(m.heading, REPORT_TITLE_MAX_CHARS) or m.na_id}" ({m.authority_type}, '
-            f"{_plural(m.count, 'mention')})"
-            for m in context.mentioned[:3]
-        )
-        sentences.append(f"Most mentioned in the records' text: {named}.")
-    if context.sub_reports:
-        largest = context.sub_reports[0]
-        sentences.append(
-            f"It draws on {_plural(len(context.sub_reports), 'sub-community report')}, the "
-            f'largest being "{clip(largest.report.title, REPORT_TITLE_MAX_CHARS)}" '
-            f"({_plural(largest.size, 'record')})."
-        )
-    if context.truncated:
-        sentences.append("Only part of the community fit the context budget.")
+    # No community id or level: a summary describes content, and two communities with the
+    # same content (one the other seen a level up) get the same summary and embedding.
+    if profile is not None and profile.total:
+        sentences = [_what(profile, title)]
+    else:
+        sentences = [_sentence(f"{title}: {_plural(total, 'record')}")]
+    who = _who(context, profile)
+    if who:
+        sentences.append(who)
 
     max_degree = max((m.degree for m in members), default=0)
     rating, size_part, degree_part = extractive_rating(total, max_degree)
     rating_explanation = (
-        f"Extractive rating {rating:g} = size {size_part:g} ({_plural(total, 'record')}) + "
+        f"Extractive rating {rating:g} = size {size_part:g} ({_plural(total, 'record')}, "
+        f"{_plural(context.relationships_total, 'relationship')}) + "
         f"centrality {degree_part:g} (highest degree {max_degree}), each "
         f"5*min(1, log10(1+x)/log10(1+saturation)) with saturation {RATING_SIZE_SATURATION} "
         f"records and degree {RATING_DEGREE_SATURATION}."
     )
+    if context.truncated:
+        rating_explanation += " Only part of the community fit the report's context."
 
     findings: list[Finding] = []
     for sub in context.sub_reports[:MAX_SUB_REPORT_FINDINGS]:
-        findings.append(
-            Finding(
-                summary=f"Sub-community {sub.community_id}: {sub.report.title}",
-                explanation=sub.report.summary,
-            )
-        )
+        findings.append(Finding(summary=sub.report.title, explanation=sub.report.summary))
     for member in members[:MAX_MEMBER_FINDINGS]:
-        excerpt = clip(member.excerpt, EXCERPT_MAX_CHARS) or "No text excerpt is recorded."
         source = f" Source: {member.source}" if member.source else ""
-        findings.append(
-            Finding(
-                summary=f"{_name(member)} ({member.node_type}, degree {member.degree})",
-                explanation=f"{excerpt}{source}",
-            )
-        )
+        name = _name(member)
+        if member.title and member.node_type in AUTHORITY_TYPES:
+            name = display_name(member.title, member.node_type)
+        findings.append(Finding(summary=name, explanation=f"{_member_explanation(member)}{source}"))
+    kinds = {member.na_id: member.node_type for member in members}
     for rel in context.relationships[:MAX_RELATIONSHIP_FINDINGS]:
-        source_name = endpoint(rel.source_na_id, rel.source_title)
-        target_name = endpoint(rel.target_na_id, rel.target_title)
+        source_name = _end_name(rel.source_na_id, rel.source_title, kinds)
+        target_name = _end_name(rel.target_na_id, rel.target_title, kinds)
         findings.append(
             Finding(
-                summary=f"{source_name} -[{rel.rel_type}]-> {target_name}",
-                explanation=(
-                    f"Record {rel.source_na_id} is linked to record {rel.target_na_id} by a "
-                    f"{rel.rel_type} relationship (combined degree {rel.degree})."
-                ),
+                summary=f"{source_name} and {target_name}",
+                explanation=_rel_sentence(source_name, rel.rel_type, target_name),
             )
         )
     return CommunityReport(
@@ -189,6 +257,7 @@ def _fingerprint(context: ReportContext) -> str:
             "truncated": context.truncated,
             "level": context.level,
             "community_id": context.community_id,
+            "profile": None if context.profile is None else asdict(context.profile),
         },
         sort_keys=True,
     )
@@ -197,7 +266,8 @@ def _fingerprint(context: ReportContext) -> str:
 
 def extractive_cache_key(context: ReportContext) -> str:
     """The cache key of the extractive report of `context`: its text, everything else the report
-    reads, and :data:`EXTRACTIVE_REPORT_VERSION`."""
+    reads (its profile included), :data:`EXTRACTIVE_REPORT_VERSION` and the report code's
+    digest."""
     return cache_key(
         context.text,
         EXTRACTIVE_BACKEND,
@@ -205,6 +275,7 @@ def extractive_cache_key(context: ReportContext) -> str:
         {
             "kind": "community_report",
             "version": EXTRACTIVE_REPORT_VERSION,
+            "code": report_code_digest(),
             "fingerprint": _fingerprint(context),
         },
     )

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Final
 
+from nara_kg.generation.community_profile import CommunityProfile, profile_of
 from nara_kg.generation.community_report import CommunityReport
 from nara_kg.ingest.chunking import TokenCounter, TokensCounter
 
@@ -58,6 +59,9 @@ class MemberInfo:
     degree: int
     excerpt: str | None
     source: str | None
+    #: The date range and parent title of the record's search header ("Dates:", "Part of:").
+    dates: str | None = None
+    part_of: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +119,9 @@ class ReportContext:
     relationships_total: int
     #: The authorities most mentioned in the members' text, in the text when any.
     mentioned: tuple[MentionedInfo, ...] = ()
+    #: The whole community's records in words (all members and relationships, whatever fit
+    #: the budget); not in the text.
+    profile: CommunityProfile | None = None
 
 
 _SUB_HEADER = "-----Sub-community reports-----\n```csv\nid,size,title,summary,findings\n"
@@ -479,6 +486,7 @@ def build_context(
     relationships, left out only when the budget cannot hold it beside the empty sections.
     """
     ranked = _Ranked.of(members, relationships)
+    profile = profile_of(ranked.members, ranked.rels)
     budget = _Budget(count_tokens, token_budget, row_costs, count_tokens_many)
     rows = [*ranked.member_rows.values(), *ranked.rel_rows.values()]
     budget.prefetch(rows)
@@ -523,6 +531,7 @@ def build_context(
             members_total=len(ranked.members),
             relationships_total=len(ranked.rels),
             mentioned=tuple(mentioned),
+            profile=profile,
         )
 
     # 1. Everything, unless its rows alone cost over twice the budget: rows' costs add up (step

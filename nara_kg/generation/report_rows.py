@@ -24,6 +24,17 @@ from nara_kg.generation.report_context import (
 from nara_kg.ingest.chunking import TokenCounter, TokensCounter
 
 
+def _header_field(text: str | None, name: str) -> str | None:
+    """A line of a chunk's search header ("Dates: 1942" -> "1942")."""
+    if not text:
+        return None
+    prefix = f"{name}: "
+    for line in text.split("\n\n", 1)[0].splitlines():
+        if line.startswith(prefix):
+            return line[len(prefix) :].strip() or None
+    return None
+
+
 def _excerpt(text: str | None, limit: int = 300) -> str | None:
     """The body of a chunk without its search header (the header only repeats the title)."""
     if not text:
@@ -96,6 +107,8 @@ def _member_info(row: Mapping[str, Any]) -> MemberInfo:
         degree=int(row["degree"]),
         excerpt=_excerpt(row["text"]),
         source=row["source"],
+        dates=_header_field(row["text"], "Dates"),
+        part_of=_header_field(row["text"], "Part of"),
     )
 
 
@@ -170,6 +183,7 @@ def top_members(
 #: The modules whose code turns a community's rows into its context and its report: a change
 #: to any of them changes every report's input key.
 _REPORT_CODE = (
+    "community_profile.py",
     "community_report.py",
     "extractive.py",
     "generate.py",
@@ -181,7 +195,8 @@ _REPORT_CODE = (
 
 
 @cache
-def _report_code_digest() -> str:
+def report_code_digest() -> str:
+    """A digest of the modules that make a report from its rows (:data:`_REPORT_CODE`)."""
     digest = hashlib.sha256()
     for name in _REPORT_CODE:
         digest.update((Path(__file__).parent / name).read_bytes())
@@ -281,7 +296,7 @@ def report_input_key(
         digest.update(_ROW_ENCODER.encode(value).encode("utf-8"))
         digest.update(b"\n")
 
-    part([_report_code_digest(), generator, counter_key, token_budget])
+    part([report_code_digest(), generator, counter_key, token_budget])
     part([community["id"], community["level"], community["size"], sorted(community["children"])])
     if run_rows is None:
         member_rows, relationship_rows = _canonical_rows(members), _canonical_rows(relationships)

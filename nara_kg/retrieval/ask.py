@@ -15,6 +15,7 @@ from neo4j import Driver
 
 from nara_kg.embedding.encoder import Embedder
 from nara_kg.errors import UserError
+from nara_kg.generation.community_profile import KeyRecord
 from nara_kg.generation.llm import (
     EXTRACTIVE_BACKEND,
     LLM,
@@ -203,6 +204,20 @@ def _answer_global(
         for row in rows
     ]
     sizes = {str(row["id"]): int(row["size"] or 0) for row in rows}
+    # The report keeps its community's members of highest degree; a graph whose reports
+    # predate that is asked for them.
+    members_by_community = {
+        str(row["id"]): json.loads(row["topMembers"]) for row in rows if row.get("topMembers")
+    }
+    missing = [str(row["id"]) for row in rows if str(row["id"]) not in members_by_community]
+    if missing:
+        members_by_community.update(
+            report_cypher.top_members_of_many(driver, database, missing, PROVENANCE_MEMBERS)
+        )
+    ranked_members = {
+        community_id: sorted(members, key=lambda m: (-int(m["degree"]), int(m["naId"])))
+        for community_id, members in members_by_community.items()
+    }
     result = global_search(
         question,
         reports,
@@ -213,22 +228,16 @@ def _answer_global(
         count_tokens_many=embedder.count_tokens_many,
         reduce_token_budget=GLOBAL_REDUCE_TOKENS,
         sizes=sizes,
+        members={
+            community_id: [
+                KeyRecord(int(m["naId"]), m["title"] or "", m["nodeType"] or "") for m in members
+            ]
+            for community_id, members in ranked_members.items()
+        },
     )
     provenance = Provenance()
     by_id = {report.community_id: report for report in reports}
     cited = [c for c in result.communities if c in by_id]
-    # The report keeps its community's members of highest degree; a graph whose reports
-    # predate that is asked for them.
-    members_by_community = {
-        str(row["id"]): json.loads(row["topMembers"])
-        for row in rows
-        if row["id"] in cited and row.get("topMembers")
-    }
-    missing = [c for c in cited if c not in members_by_community]
-    if missing:
-        members_by_community.update(
-            report_cypher.top_members_of_many(driver, database, missing, PROVENANCE_MEMBERS)
-        )
     for community_id in cited:
         report = by_id[community_id]
         community = community_key(community_id)
@@ -242,11 +251,7 @@ def _answer_global(
                 size=sizes.get(community_id),
             )
         )
-        members = sorted(
-            members_by_community.get(community_id, []),
-            key=lambda m: (-int(m["degree"]), int(m["naId"])),
-        )
-        for member in members[:PROVENANCE_MEMBERS]:
+        for member in ranked_members.get(community_id, [])[:PROVENANCE_MEMBERS]:
             provenance.add(
                 RecordNode(
                     record_key(member["naId"]),
@@ -355,6 +360,7 @@ def ask(
             driver, database, embedder, llm, cache, question, level, filters
         )
         text, refused, method = result.text, result.refused, result.method
+        citations = result.citations
     return AskResponse(
         question=question,
         request_type=kind,

@@ -12,16 +12,19 @@ with an overview of the largest communities.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Final
 
+from nara_kg.generation.community_profile import DESCRIPTION_LEVELS, KeyRecord
 from nara_kg.generation.community_report import CommunityReport
 from nara_kg.generation.llm import LLM, GenerationCache, cached_complete, is_extractive
 from nara_kg.generation.report_parse import extract_json_object
 from nara_kg.ingest.chunking import TokenCounter, TokensCounter
+from nara_kg.retrieval.citations import AnswerCitation, CitedSentence, Source, attribute, cite
 from nara_kg.retrieval.prompts import MAP_PROMPT, REDUCE_PROMPT, REFUSAL, is_refusal
 from nara_kg.retrieval.report_batches import ReportBlock, join_blocks, pack_batches
 from nara_kg.retrieval.terms import METHOD_EXTRACTIVE, content_terms, fold, llm_method, overlap
@@ -49,6 +52,8 @@ class GlobalAnswer:
     communities: tuple[str, ...]
     refused: bool
     method: str
+    #: One per answer sentence, each naming a record of the community it came from.
+    citations: tuple[AnswerCitation, ...] = ()
 
 
 def _score(value: Any) -> int | None:
@@ -121,8 +126,6 @@ _OVERVIEW_LINES: Final = (
     "thing anything everything content contents",
 )
 OVERVIEW_TERMS: Final = frozenset(fold(word) for line in _OVERVIEW_LINES for word in line.split())
-#: Findings quoted per report in an extractive overview answer.
-OVERVIEW_FINDINGS: Final = 3
 
 
 def topic_terms(question: str) -> frozenset[str]:
@@ -136,41 +139,178 @@ def is_overview_question(question: str) -> bool:
     return bool(content_terms(question)) and not topic_terms(question)
 
 
-def _overview_points(
-    reports: Sequence[CommunityReport], sizes: Mapping[str, int], limit: int
-) -> list[Point]:
-    """The `limit` highest-ranked reports, as GraphRAG ranks community reports: largest
-    community first, then highest rating (ties by id). Each point is the report's title and
-    summary with its first findings; its score is the community's size relative to the
-    largest (at least 1, as a 0 would mean "does not help")."""
+#: A theme of an overview is a community holding at least this share of the records the level's
+#: communities hold, and at least MIN_THEME_RECORDS: a two-record community is no main theme of
+#: a thousand records (at 1 016 records, a theme needs 11).
+MIN_THEME_SHARE: Final = 0.01
+MIN_THEME_RECORDS: Final = 3
+#: Themes an overview names at most.
+MAX_THEMES: Final = 8
+#: Sentences an answer takes from one report summary or point.
+MAX_POINT_SENTENCES: Final = 2
+
+
+def min_theme_size(total_records: int) -> int:
+    """The fewest records a community needs to be a theme among `total_records`."""
+    return max(MIN_THEME_RECORDS, math.ceil(MIN_THEME_SHARE * total_records))
+
+
+def main_themes(
+    reports: Sequence[CommunityReport], sizes: Mapping[str, int]
+) -> list[CommunityReport]:
+    """The reports of the communities of meaningful size (:func:`min_theme_size` of all the
+    reports' records), ranked as GraphRAG ranks community reports: largest first, then highest
+    rating (ties by id); at most :data:`MAX_THEMES`. When none is that large, the largest."""
     ranked = sorted(
         reports, key=lambda r: (-sizes.get(r.community_id, 0), -r.rating, r.community_id)
-    )[:limit]
-    largest = max((sizes.get(r.community_id, 0) for r in ranked), default=0)
+    )
+    floor = min_theme_size(sum(sizes.get(r.community_id, 0) for r in reports))
+    themes = [r for r in ranked if sizes.get(r.community_id, 0) >= floor]
+    return (themes or ranked[:1])[:MAX_THEMES]
+
+
+def _overview_points(reports: Sequence[CommunityReport], sizes: Mapping[str, int]) -> list[Point]:
+    """One point per main theme: the report's summary; its score is the community's size
+    relative to the largest (at least 1, as a 0 would mean "does not help")."""
+    themes = main_themes(reports, sizes)
+    largest = max((sizes.get(r.community_id, 0) for r in themes), default=0)
     points = []
-    for report in ranked:
-        description = f"{report.title}: {report.summary}"
-        findings = [f.summary for f in report.findings[:OVERVIEW_FINDINGS] if f.summary]
-        if findings:
-            description += " Key records: " + "; ".join(findings) + "."
+    for report in themes:
         size = sizes.get(report.community_id, 0)
         score = max(1, round(100 * size / largest)) if largest else 1
-        points.append(Point(" ".join(description.split()), score, report.community_id))
+        summary = " ".join(report.summary.split()) or report.title
+        points.append(Point(summary, score, report.community_id))
     return points
+
+
+#: A sentence ends at . ! or ? followed by space, but not after an initial ("Harold D.") or an
+#: abbreviation that archival names and titles are full of ("Henry Morgenthau, Jr. (…").
+_SENTENCE_BREAK: Final = re.compile(
+    r"(?<=[.!?])(?<!\b[A-Z]\.)(?<!\bMr\.)(?<!\bDr\.)(?<!\bJr\.)(?<!\bSr\.)(?<!\bSt\.)"
+    r"(?<!\bMrs\.)(?<!\bGen\.)(?<!\bCol\.)(?<!\bLt\.)(?<!\bNo\.)(?<!\bCo\.)(?<!\bInc\.)"
+    r"(?<!\bVol\.)\s+|\n+"
+)
+#: GraphRAG's references inside a model's report or answer ("[Data: Reports (2, 7)]",
+#: "[Records: 7001, 7002]"): the citation markers say where a sentence comes from instead.
+_REFERENCE: Final = re.compile(r"\s*\[(?:Data|Records|Reports)\s*:[^\]]*\]", re.IGNORECASE)
+#: The catalog link an extractive finding ends with: the citation names the record instead.
+_SOURCE_LINK: Final = re.compile(r"\s*Source: https?://\S+")
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of `text`, references and catalog links removed, each ending in . ! or ?
+    (an unfinished last one dropped when others precede it, else ended with an ellipsis)."""
+    sentences = []
+    text = _SOURCE_LINK.sub("", _REFERENCE.sub("", text)).strip()
+    # An excerpt clipped mid-sentence loses its unfinished end when a whole sentence precedes.
+    pieces = [p for p in _SENTENCE_BREAK.split(text) if p.strip()]
+    if len(pieces) > 1 and not pieces[-1].rstrip().endswith((".", "!", "?")):
+        pieces.pop()
+    for piece in pieces:
+        piece = " ".join(piece.split()).lstrip("-• ").strip()
+        if piece:
+            sentences.append(
+                piece if piece.endswith((".", "!", "?", "\u2026")) else f"{piece}\u2026"
+            )
+    return sentences
+
+
+def representative(members: Sequence[KeyRecord]) -> KeyRecord | None:
+    """The record that stands for a community among its top members (ranked by degree): the
+    first description (series, file unit, ...), else the first member."""
+    return next((m for m in members if m.node_type in DESCRIPTION_LEVELS), None) or next(
+        iter(members), None
+    )
+
+
+def _cited_by(point: Point, members: Mapping[str, Sequence[KeyRecord]]) -> KeyRecord | None:
+    """The record a point cites: a top member its text starts with (a finding about that
+    record), else its community's representative."""
+    community_members = members.get(point.community_id.split(",")[0], ())
+    for member in community_members:
+        if member.title and point.description.startswith(member.title):
+            return member
+    return representative(community_members)
+
+
+#: A sentence saying less than this many words after its title ("Records of the War Relocation
+#: Authority: A record group.") only names a record's kind: an answer line skips it.
+MIN_CONTENT_WORDS: Final = 4
+
+
+def _says_something(sentence: str) -> bool:
+    return len(sentence.split(": ", 1)[-1].split()) >= MIN_CONTENT_WORDS
+
+
+def _per_community(points: Sequence[Point]) -> list[Point]:
+    """One point per community, in the order of each community's best point: the first
+    sentence of its best point, then of its next ones that say something else, then the best
+    point's next sentence, up to :data:`MAX_POINT_SENTENCES` (a report's summary and findings
+    repeat one another; a finding that only names a record's kind says nothing)."""
+    grouped: dict[str, list[Point]] = {}
+    for point in points:
+        grouped.setdefault(point.community_id, []).append(point)
+    merged = []
+    for community_id, community_points in grouped.items():
+        split = [split_sentences(point.description) for point in community_points]
+        candidates = [sentences[0] for sentences in split if sentences]
+        candidates += split[0][1:]
+        sentences: list[str] = []
+        for index, sentence in enumerate(candidates):
+            if sentence in sentences or (index and not _says_something(sentence)):
+                continue
+            sentences.append(sentence)
+            if len(sentences) >= MAX_POINT_SENTENCES:
+                break
+        merged.append(Point(" ".join(sentences), community_points[0].score, community_id))
+    return merged
+
+
+def _cited_answer(
+    points: Sequence[Point], members: Mapping[str, Sequence[KeyRecord]]
+) -> tuple[str, tuple[AnswerCitation, ...]]:
+    """One line per point, its first sentences each followed by the marker of the record it
+    cites (:mod:`nara_kg.retrieval.citations`). A point whose community has no known member
+    (only a caller that passes none) keeps its sentences without a marker."""
+    lines: list[tuple[list[str], KeyRecord | None]] = []
+    for point in points:
+        sentences = split_sentences(point.description)[:MAX_POINT_SENTENCES]
+        if sentences:
+            lines.append((sentences, _cited_by(point, members)))
+    _, citations = cite(
+        [
+            CitedSentence(sentence, record.na_id, record.title)
+            for sentences, record in lines
+            if record is not None
+            for sentence in sentences
+        ]
+    )
+    text, at = [], 0
+    for sentences, record in lines:
+        if record is None:
+            text.append(" ".join(sentences))
+            continue
+        line = citations[at : at + len(sentences)]
+        text.append(" ".join(f"{c.sentence} [{c.marker}]" for c in line))
+        at += len(sentences)
+    return "\n".join(text), citations
+
+
+def _titled(title: str, text: str) -> str:
+    """A point's text: `text` alone when it already names `title`, else "title: text"."""
+    if not text:
+        return title
+    return text if title in text else f"{title}: {text}"
 
 
 def _extractive_points(question_terms: frozenset[str], batch: Sequence[ReportBlock]) -> list[Point]:
     points: list[Point] = []
     for block in batch:
         report = block.report
-        candidates = [(f"{report.title}: {block.summary}", f"{report.title} {block.summary}")]
+        candidates = [(_titled(report.title, block.summary), f"{report.title} {block.summary}")]
         for finding in block.findings:
-            description = (
-                f"{finding.summary}: {finding.explanation}"
-                if finding.explanation
-                else finding.summary
-            )
-            candidates.append((description, description))
+            description = _titled(finding.summary, finding.explanation)
+            candidates.append((description, f"{finding.summary} {finding.explanation}"))
         for description, scored_text in candidates:
             fraction, _ = overlap(question_terms, scored_text)
             points.append(Point(description, round(100 * fraction), report.community_id))
@@ -212,10 +352,6 @@ def _reduce_selection(
     return used, "\n\n".join(parts)
 
 
-def _plural_reports(count: int) -> str:
-    return "community report" if count == 1 else f"{count} community reports"
-
-
 def _communities(points: Sequence[Point]) -> tuple[str, ...]:
     seen: dict[str, None] = {}
     for point in points:
@@ -238,6 +374,7 @@ def global_search(
     reduce_token_budget: int,
     max_workers: int = 1,
     sizes: Mapping[str, int] | None = None,
+    members: Mapping[str, Sequence[KeyRecord]] | None = None,
 ) -> GlobalAnswer:
     """GraphRAG global search over the reports of one level.
 
@@ -248,27 +385,30 @@ def global_search(
 
     The extractive map scores a report by the question's topic words (:func:`topic_terms`); a
     question about the collection as a whole (:func:`is_overview_question`) has none, and is
-    answered from the highest-ranked reports by community size (`sizes`, id -> members) and
-    rating, with their findings. It is refused only when there is no report at all.
+    answered with the summaries of its main themes (:func:`main_themes`, by community size,
+    `sizes`: id -> members, and rating). It is refused only when there is no report at all.
+
+    Every answer sentence ends with the marker of a record it is cited to (`members`: each
+    community's top members, highest degree first): a theme's or report point's sentences cite
+    the community's representative record, a finding about one of its top members that record;
+    a model's answer sentences the representative of the community they share most words with.
     """
     extractive = is_extractive(llm)
     method = METHOD_EXTRACTIVE if extractive else llm_method(llm)
+    members = members or {}
 
     def refusal() -> GlobalAnswer:
         return GlobalAnswer(REFUSAL, (), (), True, method)
 
     if extractive and is_overview_question(question):
-        overview = _overview_points(reports, sizes or {}, MAX_REDUCE_POINTS)
+        overview = _overview_points(reports, sizes or {})
         if not overview:
             return refusal()
         used, _ = _reduce_selection(overview, reduce_token_budget, count_tokens)
-        level = reports[0].level
-        heading = (
-            f"The main themes of the collection, from the {_plural_reports(len(used))} "
-            f"ranked highest by community size and rating (community level {level}):"
+        text, citations = _cited_answer(used, members)
+        return GlobalAnswer(
+            text or REFUSAL, tuple(used), _communities(used), not text, method, citations
         )
-        text = "\n".join([heading, *(f"- {point.description}" for point in used)])
-        return GlobalAnswer(text, tuple(used), _communities(used), False, method)
 
     batches = pack_batches(
         reports,
@@ -301,11 +441,22 @@ def global_search(
         return refusal()
     used, report_data = _reduce_selection(points, reduce_token_budget, count_tokens)
     if extractive:
-        text = "\n".join(f"- {point.description}" for point in used)
-    else:
-        prompt = REDUCE_PROMPT.format(report_data=report_data, query=question)
-        reply, _ = cached_complete(llm, prompt, cache)
-        text = reply.strip()
-        if not text or is_refusal(text):
+        text, citations = _cited_answer(_per_community(used), members)
+        if not text:
             return GlobalAnswer(REFUSAL, tuple(used), _communities(used), True, method)
-    return GlobalAnswer(text, tuple(used), _communities(used), False, method)
+        return GlobalAnswer(text, tuple(used), _communities(used), False, method, citations)
+    prompt = REDUCE_PROMPT.format(report_data=report_data, query=question)
+    reply, _ = cached_complete(llm, prompt, cache)
+    if not reply.strip() or is_refusal(reply.strip()):
+        return GlobalAnswer(REFUSAL, tuple(used), _communities(used), True, method)
+    communities = _communities(used)
+    by_id = {report.community_id: report for report in reports}
+    sources = []
+    for community_id in communities:
+        record = representative(members.get(community_id, ()))
+        report = by_id.get(community_id)
+        if record is not None and report is not None:
+            text_of = f"{report.title} {report.summary}"
+            sources.append(Source(record.na_id, record.title, text_of))
+    text, citations = cite(attribute(split_sentences(reply), sources))
+    return GlobalAnswer(text or reply.strip(), tuple(used), communities, False, method, citations)

@@ -308,7 +308,13 @@ def test_extractive_global_search_drops_zero_scores_and_sorts_best_first() -> No
     assert result.communities == ("0-1", "0-3")
     assert not result.refused
     assert result.method == "extractive (rule-based)"
-    assert result.text == "\n".join(f"- {p.description}" for p in result.points_used)
+    # One line per community, in the order of its best point, its sentences each with the
+    # marker of the record it cites (none here: no members were given).
+    assert result.text.splitlines() == [
+        "Pacific fleet logbooks: Daily logbooks of the Pacific fleet, 1942-1945. "
+        "Navy ship logbooks: Logbooks of Navy ships in the Pacific.",
+        "Pacific island maps: Maps of islands in the Pacific.",
+    ]
 
 
 def test_global_search_reduce_respects_its_budget() -> None:

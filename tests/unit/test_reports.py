@@ -1,17 +1,24 @@
 from __future__ import annotations
 
 import json
+import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from nara_kg.generation.community_report import CommunityReport, Finding
-from nara_kg.generation.extractive import extractive_rating, extractive_report
+from nara_kg.generation.extractive import (
+    extractive_cache_key,
+    extractive_rating,
+    extractive_report,
+)
 from nara_kg.generation.generate import generate_report
 from nara_kg.generation.llm import ExtractiveLLM, GenerationCache, llm_cache_key
 from nara_kg.generation.report_context import (
     MemberInfo,
+    MentionedInfo,
     RelationshipInfo,
     ReportContext,
     SubReport,
@@ -474,12 +481,36 @@ def extractive_context() -> ReportContext:
     members = [
         member(10, 9, excerpt_words=3, title="War Department records", node_type="recordGroup"),
         member(11, 4, title="Maps of the Pacific", node_type="series"),
-        member(12, 2, title="Henry Stimson", node_type="person"),
+        member(12, 2, title="Stimson, Henry L. (Henry Lewis), 1867-1950", node_type="person"),
         member(13, 1, title="Letters", node_type="series"),
         member(14, 0, title=None, node_type="item"),
     ]
+    members[1] = replace(members[1], dates="1941-12-07\u20131945-09-02")
+    members[3] = replace(members[3], dates="ca. 1940", part_of="War Department records")
     rels = [rel(10, 11, 13), rel(12, 11, 6, "creator"), rel(12, 13, 3, "creator")]
-    return build_context("0-3", 0, members, rels, [], token_budget=500, count_tokens=count_words)
+    mentioned = [
+        MentionedInfo(20, "United States. War Department. 1789-1947", "organization", 4, 2),
+        MentionedInfo(21, "Pacific Ocean", "geographicPlaceName", 3, 1),
+        MentionedInfo(12, "Stimson, Henry L. (Henry Lewis), 1867-1950", "person", 2, 2),
+    ]
+    return build_context(
+        "0-3",
+        0,
+        members,
+        rels,
+        [],
+        token_budget=500,
+        count_tokens=count_words,
+        mentioned=mentioned,
+    )
+
+
+#: Words of graph statistics that a report's title, summary and findings never use.
+STATISTICS = re.compile(
+    r"\bdegree|\brelationships?\b|context budget|\bcommunity\b|-\[|\bmentions?\b|"
+    r"Extractive summary|No text excerpt",
+    re.IGNORECASE,
+)
 
 
 def test_extractive_rating_formula() -> None:
@@ -492,23 +523,54 @@ def test_extractive_rating_formula() -> None:
 def test_extractive_report_content() -> None:
     result = extractive_report(extractive_context())
     assert result.generated_by == "extractive"
-    assert result.title == "War Department records and 4 related records"
-    assert result.summary.startswith("Extractive summary:")
-    assert "groups 5 records linked by 3 relationships" in result.summary
-    assert "2 series, 1 item, 1 person, 1 recordGroup" in result.summary
-    assert 'Most central records: "War Department records" (recordGroup, degree 9)' in (
-        result.summary
+    # The title names the records' subject: the description of highest degree.
+    assert result.title == "War Department records"
+    assert result.summary == (
+        "War Department records: 5 records (2 series, 1 item, 1 record group and 1 person), "
+        "dated 1940\u20131945, created by Henry L. Stimson. "
+        "Its key series and collections also include Maps of the Pacific and Letters; the people "
+        "and organizations its records name most are War Department and Henry L. Stimson."
     )
-    assert "Most common relationship types: creator (2), Includes (1)." in result.summary
     assert result.rating == 3.8
-    assert result.rating_explanation.startswith("Extractive rating 3.8 = size 1.3 (5 records)")
-    assert result.findings[0] == Finding(
-        "War Department records (recordGroup, degree 9)",
-        "w10x0 w10x1 w10x2 Source: https://catalog.archives.gov/id/10",
+    # The statistics stay in the rating explanation.
+    assert result.rating_explanation.startswith(
+        "Extractive rating 3.8 = size 1.3 (5 records, 3 relationships)"
     )
-    assert result.findings[4].summary == "Record 14 (item, degree 0)"
-    assert result.findings[5].summary == "m10 (10) -[Includes]-> m11 (11)"
+    assert "highest degree 9" in result.rating_explanation
+    assert result.findings[0] == Finding(
+        "War Department records", "w10x0 w10x1 w10x2 Source: https://catalog.archives.gov/id/10"
+    )
+    # A person is named as running text names them; a record without text says what it is.
+    assert result.findings[2].summary == "Henry L. Stimson"
+    assert result.findings[3] == Finding(
+        "Letters",
+        "A series in War Department records, dated ca. 1940. "
+        "Source: https://catalog.archives.gov/id/13",
+    )
+    assert result.findings[4].summary == "Record 14"
+    assert result.findings[5] == Finding("m10 and m11", "m10 includes m11.")
     assert len(result.findings) == 8
+
+
+def test_extractive_report_reads_as_prose_without_statistics() -> None:
+    result = extractive_report(extractive_context())
+    texts = [result.title, result.summary]
+    for finding in result.findings:
+        texts += [finding.summary, finding.explanation]
+    for text in texts:
+        assert not STATISTICS.search(text), text
+
+
+def test_the_profile_covers_the_whole_community_whatever_fits_the_budget() -> None:
+    members = [member(i, 10 - i, excerpt_words=5) for i in range(1, 8)]
+    members[0] = replace(members[0], dates="1901", title="First")
+    members[6] = replace(members[6], dates="1999", node_type="fileUnit")
+    context = build_context("0-9", 0, members, [], [], token_budget=30, count_tokens=count_words)
+    assert context.truncated and len(context.members) < 7
+    result = extractive_report(context)
+    assert result.summary.startswith(
+        "First: 7 records (6 series and 1 file unit), dated 1901\u20131999."
+    )
 
 
 def test_extractive_report_is_deterministic() -> None:
@@ -523,11 +585,9 @@ def test_extractive_report_of_a_substituted_context_names_sub_reports() -> None:
         "1-0", 1, SUB_MEMBERS, SUB_RELS, [SMALL, LARGE], token_budget=40, count_tokens=count_words
     )
     result = extractive_report(context)
-    assert result.title == "m6 and 5 related records"
-    assert 'It draws on 2 sub-community reports, the largest being "T" (3 records).' in (
-        result.summary
-    )
-    assert result.findings[0] == Finding("Sub-community 0-b: T", "s")
+    assert result.title == "m1"  # the whole community's highest degree, not the context's
+    assert result.summary.startswith("m1: 6 records (6 series).")
+    assert result.findings[0] == Finding("T", "s")
 
 
 # --- generation -------------------------------------------------------------------------------
@@ -679,3 +739,38 @@ def test_a_community_whose_counted_rows_cost_over_twice_the_budget_is_never_rend
     rendered.clear()
     build_context("1-0", 1, members, [], [], token_budget=budget, count_tokens=count_words)
     assert len(members) in rendered
+
+
+def test_the_extractive_cache_key_follows_the_profile_and_the_report_code(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A report is never served from the cache after what it is written from, or the code that
+    writes it, changed: dates outside the context text change the profile, and so the key."""
+    import nara_kg.generation.extractive as extractive_module
+
+    context = extractive_context()
+    key = extractive_cache_key(context)
+    assert context.profile is not None
+    later = replace(context, profile=replace(context.profile, last_year=1950))
+    assert later.text == context.text and extractive_cache_key(later) != key
+    monkeypatch.setattr(extractive_module, "report_code_digest", lambda: "edited")
+    assert extractive_cache_key(context) != key
+
+
+def test_a_relationship_finding_is_one_sentence_after_an_abbreviation() -> None:
+    members = [
+        member(1, 2, title="Papers", node_type="collection"),
+        member(2, 1, title="Diaries of Henry Morgenthau, Jr."),
+    ]
+    context = build_context(
+        "0-4", 0, members, [rel(1, 2, 3)], [], token_budget=500, count_tokens=count_words
+    )
+    context = replace(
+        context,
+        relationships=tuple(
+            replace(r, source_title="Papers", target_title=members[1].title)
+            for r in context.relationships
+        ),
+    )
+    finding = extractive_report(context).findings[-1]
+    assert finding.explanation == "Papers includes Diaries of Henry Morgenthau, Jr."
