@@ -33,7 +33,8 @@ WARM_QUERIES = ("records of the office", "volume 1 of January 1942", "began on 1
 #: One filter of each kind (one statement text serves them all, but each widens differently).
 WARM_FILTERS = (
     SearchFilters(levels=("series",)),
-    SearchFilters(record_type="authority", authority_types=("person",)),
+    SearchFilters(record_type="authority"),
+    SearchFilters(authority_types=("person",)),
     SearchFilters(materials=("Textual Records",)),
     SearchFilters(date_from="1942", date_to="1943"),
 )
