@@ -328,6 +328,16 @@ class FollowUp(BaseModel):
     focus: list[int] = Field(default_factory=list, description="The last turn's records.")
 
 
+class AnswerCitation(BaseModel):
+    """An answer sentence and the record it came from; the sentence ends with `[marker]` in
+    the answer. Markers number the cited records 1, 2, ... in order of first citation."""
+
+    marker: int = Field(ge=1)
+    na_id: int
+    title: str
+    sentence: str
+
+
 class AskResponse(BaseModel):
     question: str
     request_type: Literal["question", "show_records"]
@@ -336,6 +346,11 @@ class AskResponse(BaseModel):
     method: str
     answer: str | None = Field(description="The grounded answer; null for show_records.")
     refused: bool
+    answer_citations: list[AnswerCitation] = Field(
+        default_factory=list,
+        description="One per answer sentence, in answer order; the sentence ends with "
+        "`[marker]` in `answer`.",
+    )
     filters: dict[str, Any]
     records: list[RecordHit] = Field(default_factory=list)
     level: int | None = None

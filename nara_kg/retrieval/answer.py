@@ -1,35 +1,40 @@
-"""Grounded local answers: one or two sentences from the retrieved records, or the refusal.
+"""Grounded local answers: one or two sentences from the retrieved records, each ending in
+its citation marker, or the refusal.
 
-Retrieval happens elsewhere (:mod:`nara_kg.retrieval.search`) and hands over plain
-:class:`AnswerContext` records. With a model, seed 000's answer prompt answers from them. With
-the offline default (:class:`~nara_kg.generation.llm.ExtractiveLLM`) the answer is the one or
-two sentences of the contexts (titles count as sentences) that share the largest fraction of
-the question's content words (:mod:`nara_kg.retrieval.terms`); below
-:data:`MIN_ANSWER_OVERLAP` it is the seed's refusal sentence.
+Retrieval happens elsewhere (:mod:`nara_kg.retrieval.search`). With a model, seed 000's answer
+prompt answers from plain :class:`AnswerContext` records and each reply sentence is cited to
+the context it shares most words with. The offline default
+(:class:`~nara_kg.generation.llm.ExtractiveLLM`) answers from the top records as the graph
+holds them (:class:`~nara_kg.retrieval.graph_record.GraphRecord`), in this order: what an exact
+naId or title names; a graph fact (:mod:`nara_kg.retrieval.fact_answers`); the sentence of the
+records' text that answers (:mod:`nara_kg.retrieval.extractive`), with the record's dates or
+its children counted standing in for a when / how-many question whose text states none; a
+title-only record whose title is what was asked for; else the seed's refusal sentence followed
+by the records that came closest.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from nara_kg.generation.llm import LLM, GenerationCache, cached_complete, is_extractive
-from nara_kg.retrieval.prompts import ANSWER_PROMPT, REFUSAL, is_refusal
-from nara_kg.retrieval.terms import METHOD_EXTRACTIVE, content_terms, llm_method, overlap
-
-#: Extractive answers need at least this fraction of the question's content words in one
-#: sentence; with less, the context does not answer the question and the refusal is returned.
-MIN_ANSWER_OVERLAP: Final = 0.5
-MAX_ANSWER_SENTENCES: Final = 2
-
-#: A sentence ends at . ! or ? followed by space, but not after an initial ("Harold D.
-#: Whitcombe") or a title abbreviation, which archival names are full of.
-_SENTENCE_BREAK: Final = re.compile(
-    r"(?<=[.!?])(?<!\b[A-Z]\.)(?<!\bMr\.)(?<!\bDr\.)(?<!\bJr\.)(?<!\bSr\.)(?<!\bSt\.)"
-    r"(?<!\bMrs\.)(?<!\bGen\.)(?<!\bCol\.)(?<!\bLt\.)\s+|\n+"
+from nara_kg.retrieval.citations import AnswerCitation, CitedSentence, Source, attribute, cite
+from nara_kg.retrieval.extractive import MIN_COVERAGE, candidates, choose, sentences
+from nara_kg.retrieval.fact_answers import (
+    Fact,
+    count_fallback,
+    dates_fallback,
+    fact_answer,
+    identity,
 )
+from nara_kg.retrieval.graph_record import GraphRecord, body_of
+from nara_kg.retrieval.prompts import ANSWER_PROMPT, REFUSAL, is_refusal
+from nara_kg.retrieval.terms import METHOD_EXTRACTIVE, llm_method, stems
+
+#: Records a refusal names as the closest.
+CLOSEST_RECORDS: Final = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +52,8 @@ class Answer:
     refused: bool
     #: Records whose text the answer was built from (all contexts the model read, for a model).
     used_na_ids: tuple[int, ...]
+    #: One per answer sentence, each ending in its record's marker in `text`.
+    citations: tuple[AnswerCitation, ...] = ()
 
 
 def format_answer_prompt(question: str, contexts: Sequence[AnswerContext]) -> str:
@@ -57,53 +64,85 @@ def format_answer_prompt(question: str, contexts: Sequence[AnswerContext]) -> st
     return f"{ANSWER_PROMPT}\n{blocks}\nQuestion: {question}\nAnswer:"
 
 
-def _sentences(context: AnswerContext) -> list[str]:
-    units: list[str] = []
-    if context.title and context.title.strip():
-        units.append(" ".join(context.title.split()))
-    for piece in _SENTENCE_BREAK.split(context.text):
-        piece = " ".join(piece.split())
-        if piece:
-            units.append(piece)
-    return units
+def _as_record(context: AnswerContext) -> GraphRecord:
+    """A context as a record without graph facts: its text without any search header."""
+    body = body_of(context.text)
+    return GraphRecord(
+        na_id=context.na_id,
+        title=context.title,
+        level=None,
+        properties={},
+        bodies=(body,) if body else (),
+    )
+
+
+def refusal(method: str, closest: Sequence[GraphRecord] = ()) -> Answer:
+    """The seed's refusal sentence, followed by the records that came closest, if any."""
+    named = [f"{r.title or 'untitled'} (naId {r.na_id})" for r in closest[:CLOSEST_RECORDS]]
+    text = REFUSAL if not named else f"{REFUSAL} The closest records: {'; '.join(named)}."
+    return Answer(text=text, method=method, refused=True, used_na_ids=())
+
+
+def _cited(method: str, facts: Sequence[Fact]) -> Answer:
+    text, citations = cite([CitedSentence(f.sentence, f.na_id, f.title) for f in facts])
+    return Answer(
+        text=text,
+        method=method,
+        refused=False,
+        used_na_ids=tuple(dict.fromkeys(c.na_id for c in citations)),
+        citations=citations,
+    )
+
+
+def _title_covers(question: str, record: GraphRecord) -> bool:
+    wanted = stems(question)
+    return bool(wanted) and len(wanted & stems(record.title or "")) / len(wanted) >= MIN_COVERAGE
+
+
+def extractive_answer(
+    question: str, records: Sequence[GraphRecord], *, identified: GraphRecord | None = None
+) -> Answer:
+    """The model-free answer from the top records, best first: what an exact naId or title
+    names, a graph fact, the sentence that answers, else the refusal naming the closest."""
+    method = METHOD_EXTRACTIVE
+    if identified is not None:
+        return _cited(method, [identity(identified)])
+    facts = fact_answer(question, records)
+    if facts:
+        return _cited(method, facts)
+    kind, found = candidates(question, records)
+    has_typed = any(c.typed for c in found)
+    if kind == "when" and (fallback := dates_fallback(question, records)):
+        # The dates of the record the question names, unless its own text states one.
+        typed_own = any(c.typed and c.record.na_id == fallback[0].na_id for c in found)
+        if not typed_own:
+            return _cited(method, fallback)
+    if kind == "how_many" and not has_typed and (fallback := count_fallback(question, records)):
+        return _cited(method, fallback)
+    chosen = choose(kind, found)
+    if chosen:
+        return _cited(method, [Fact(c.sentence, c.record.na_id, c.record.title) for c in chosen])
+    if records and not records[0].bodies and _title_covers(question, records[0]):
+        return _cited(method, [identity(records[0])])
+    return refusal(method, records)
 
 
 def _extractive_answer(question: str, contexts: Sequence[AnswerContext]) -> Answer:
-    question_terms = content_terms(question)
-    refusal = Answer(text=REFUSAL, method=METHOD_EXTRACTIVE, refused=True, used_na_ids=())
-    if not question_terms:
-        return refusal
-    # (score, shared terms, context index, position, sentence), best first; ties keep the
-    # retrieval order of the contexts and the reading order inside one.
-    candidates: list[tuple[float, frozenset[str], int, int, str]] = []
-    for index, context in enumerate(contexts):
-        for position, sentence in enumerate(_sentences(context)):
-            score, shared = overlap(question_terms, sentence)
-            if score >= MIN_ANSWER_OVERLAP:
-                candidates.append((score, shared, index, position, sentence))
-    if not candidates:
-        return refusal
-    candidates.sort(key=lambda c: (-c[0], c[2], c[3]))
-    chosen = [candidates[0]]
-    covered = set(candidates[0][1])
-    for candidate in candidates[1:]:
-        if len(chosen) >= MAX_ANSWER_SENTENCES:
-            break
-        # A second sentence only when it brings question words the first lacks.
-        if candidate[1] - covered and candidate[4] != chosen[0][4]:
-            chosen.append(candidate)
-            covered |= candidate[1]
-    used: list[int] = []
-    for candidate in chosen:
-        na_id = contexts[candidate[2]].na_id
-        if na_id not in used:
-            used.append(na_id)
-    return Answer(
-        text=" ".join(candidate[4] for candidate in chosen),
-        method=METHOD_EXTRACTIVE,
-        refused=False,
-        used_na_ids=tuple(used),
-    )
+    return extractive_answer(question, [_as_record(c) for c in dict_by_id(contexts)])
+
+
+def dict_by_id(contexts: Sequence[AnswerContext]) -> list[AnswerContext]:
+    """One context per record (the first, the best retrieved), texts of one record joined."""
+    merged: dict[int, AnswerContext] = {}
+    for context in contexts:
+        if context.na_id in merged:
+            first = merged[context.na_id]
+            merged[context.na_id] = AnswerContext(
+                first.na_id, first.title, f"{first.text} {context.text}", first.source
+            )
+        else:
+            merged[context.na_id] = context
+    return list(merged.values())
 
 
 def answer_question(
@@ -123,4 +162,6 @@ def answer_question(
     if not reply or is_refusal(reply):
         return Answer(text=REFUSAL, method=method, refused=True, used_na_ids=())
     used = tuple(dict.fromkeys(ctx.na_id for ctx in contexts))
-    return Answer(text=reply, method=method, refused=False, used_na_ids=used)
+    sources = [Source(ctx.na_id, ctx.title, ctx.text) for ctx in contexts]
+    text, citations = cite(attribute(sentences(reply), sources))
+    return Answer(text=text, method=method, refused=False, used_na_ids=used, citations=citations)

@@ -23,16 +23,19 @@ from nara_kg.generation.llm import (
     GenerationCache,
     LLMUnreachable,
     describe,
+    is_extractive,
 )
 from nara_kg.generation.report_parse import parse_report
 from nara_kg.graph import reports as report_cypher
 from nara_kg.model.schema import Rel
-from nara_kg.retrieval.answer import AnswerContext, answer_question
+from nara_kg.retrieval.answer import Answer, AnswerContext, answer_question, extractive_answer
+from nara_kg.retrieval.citations import AnswerCitation
 from nara_kg.retrieval.classify import classify_request
 from nara_kg.retrieval.entity_path import EntityPath
 from nara_kg.retrieval.filters import NO_FILTERS, SearchFilters, filter_parameters
 from nara_kg.retrieval.followup import Turn, follow_up
 from nara_kg.retrieval.global_search import GlobalAnswer, global_search, is_overview_question
+from nara_kg.retrieval.graph_record import load_records
 from nara_kg.retrieval.response import (
     AskResponse,
     CommunityCard,
@@ -93,9 +96,17 @@ def default_global_level(driver: Driver, database: str, *, overview: bool = Fals
     return max(counts)
 
 
+#: "What kind of records are the Drawings of Relocation Centers?" asks about one record.
+_ONE_RECORD_KIND = re.compile(
+    r"\bwhat (kinds?|sorts?|types?) of (records|materials) (is|are) the\b", re.IGNORECASE
+)
+
+
 def choose_mode(question: str, mode: Mode) -> Literal["local", "global"]:
     if mode != "auto":
         return mode
+    if _ONE_RECORD_KIND.search(question):
+        return "local"
     return "global" if _GLOBAL_CUES.search(question) else "local"
 
 
@@ -259,6 +270,46 @@ def _answer_global(
     return result, sources, provenance
 
 
+#: A question that is a pasted naId, or asks what one is ("What is naId 28277406?").
+_NA_ID_QUESTION = re.compile(
+    r"^\s*(?:what|which|who)?\s*(?:is|are)?\s*(?:the\s+)?(?:record\s+)?(?:naid\s*:?\s*)?"
+    r"(\d{4,12})\s*\??\s*$|\bnaid\s*:?\s*(\d{4,12})\b",
+    re.IGNORECASE,
+)
+
+
+def asked_na_id(question: str) -> int | None:
+    """The naId a question is, or names after the word "naId"."""
+    match = _NA_ID_QUESTION.search(question)
+    if match is None:
+        return None
+    return int(match.group(1) or match.group(2))
+
+
+def _same_title(question: str, title: str | None) -> bool:
+    def norm(text: str) -> str:
+        return " ".join(re.sub(r"[^\w]+", " ", text.lower()).split())
+
+    return bool(title) and norm(question) == norm(title or "")
+
+
+def _extractive(driver: Driver, database: str, question: str, hits: list[SearchHit]) -> Answer:
+    """The model-free answer from the graph's records behind the hits (and the naId the
+    question names, found or not)."""
+    na_id = asked_na_id(question)
+    wanted = [h.naId for h in hits]
+    if na_id is not None and na_id not in wanted:
+        wanted.insert(0, na_id)
+    records = load_records(driver, database, wanted)
+    identified = None
+    if na_id is not None:
+        identified = next((r for r in records if r.na_id == na_id), None)
+        records = [r for r in records if r.na_id != na_id or na_id in {h.naId for h in hits}]
+    elif records and hits and _same_title(question, hits[0].title):
+        identified = records[0]
+    return extractive_answer(question, records, identified=identified)
+
+
 def ask(
     driver: Driver,
     database: str,
@@ -282,6 +333,7 @@ def ask(
     chosen = "local" if kind == "show_records" else choose_mode(question, mode)
     hits: list[SearchHit] = []
     sources: GlobalSources | None = None
+    citations: tuple[AnswerCitation, ...] = ()
     if chosen == "local":
         searched = local_search(driver, database, embedder.encode, question, k=k, filters=filters)
         hits, path = searched.hits, searched.entity_path
@@ -289,12 +341,16 @@ def ask(
             text, refused, method = None, not hits, "show_records"
             provenance = local_provenance(hits, {h.naId for h in hits}, path)
         else:
-            contexts = [
-                AnswerContext(na_id=h.naId, title=h.title, text=h.text, source=h.source)
-                for h in hits
-            ]
-            answer = answer_question(question, contexts, llm, cache)
+            if is_extractive(llm):
+                answer = _extractive(driver, database, question, hits)
+            else:
+                contexts = [
+                    AnswerContext(na_id=h.naId, title=h.title, text=h.text, source=h.source)
+                    for h in hits
+                ]
+                answer = answer_question(question, contexts, llm, cache)
             text, refused, method = answer.text, answer.refused, answer.method
+            citations = answer.citations
             provenance = local_provenance(hits, set(answer.used_na_ids), path)
     else:
         result, sources, provenance = _answer_global(
@@ -313,6 +369,7 @@ def ask(
         latency_ms=round((time.perf_counter() - started) * 1000.0, 1),
         records=tuple(hits),
         global_sources=sources,
+        answer_citations=citations,
     )
 
 

@@ -35,11 +35,23 @@ _WHICH_RECORDS: Final = re.compile(
 )
 
 
+#: Questions about one record that name a kind of record ("Which series does volume 512 belong
+#: to?", "What kind of records are the Drawings ...?", "Give me an overview of ..."): they ask
+#: for an answer, not a list.
+_ABOUT_A_RECORD: Final = re.compile(
+    r"\b(?:what|which)\s+(?:series|collection|record group|file unit)\s+(?:does|do|is|are|did)\b"
+    r"|\bwhat\s+(?:kinds?|types?|sorts?)\s+of\s+(?:records|materials)\s+(?:is|are)\s+the\b"
+    r"|^(?:give|get)\s+me\s+(?:an?\s+)?(?:overview|summary)\b"
+)
+
+
 def classify_rule_based(request: str) -> RequestKind:
     """`show_records` when the request asks to display records (module docstring), else
     `question`."""
     text = " ".join(request.lower().split())
     text = _COURTESY.sub("", text, count=1)
+    if _ABOUT_A_RECORD.search(text):
+        return "question"
     if _DISPLAY_VERB.match(text) or _WHICH_RECORDS.search(text):
         return "show_records"
     return "question"

@@ -7,6 +7,8 @@ catalog links). Keys that belong to one mode appear only in that mode: ``records
 mode; ``level``, ``overview``, ``communities``, ``community_reports`` and ``points`` in global
 mode; ``fallback`` only when the extractive method answered for an unreachable model;
 ``follow_up`` only when the question was read against an earlier turn.
+``answer_citations`` is always there (empty for a refusal or a list of records): one entry per
+answer sentence, as :mod:`nara_kg.retrieval.citations` describes.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Literal
 
 from nara_kg.generation.community_report import CommunityReport
+from nara_kg.retrieval.citations import AnswerCitation
 from nara_kg.retrieval.classify import RequestKind
 from nara_kg.retrieval.filters import SearchFilters
 from nara_kg.retrieval.followup import Resolution
@@ -213,6 +216,8 @@ class AskResponse:
     fallback: Fallback | None = None
     #: A follow-up question, and the standalone question and filters it was read as.
     follow_up: Resolution | None = None
+    #: One per answer sentence, in answer order (see :mod:`nara_kg.retrieval.citations`).
+    answer_citations: tuple[AnswerCitation, ...] = ()
 
     @property
     def mode(self) -> Literal["local", "global"]:
@@ -229,6 +234,7 @@ class AskResponse:
             "answer": self.answer,
             "refused": self.refused,
             "method": self.method,
+            "answer_citations": [citation.to_dict() for citation in self.answer_citations],
         }
         if self.global_sources is None:
             data["records"] = [_record(hit) for hit in self.records]

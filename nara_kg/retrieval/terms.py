@@ -13,6 +13,8 @@ import re
 from functools import lru_cache
 from typing import Final
 
+import snowballstemmer
+
 from nara_kg.generation.llm import LLM, describe
 
 #: The `method` of a rule-based classification, and of an extractive answer.
@@ -71,6 +73,23 @@ def content_terms(text: str) -> frozenset[str]:
             continue
         terms.add(word)
     return frozenset(terms)
+
+
+#: Snowball's English (Porter 2) stemmer, from the well-kept `snowballstemmer` package (pure
+#: Python, no data files): "photographed" and "photographer" both stem to "photograph".
+_STEMMER: Final = snowballstemmer.stemmer("english")
+
+
+@lru_cache(maxsize=_FOLDED_WORDS)
+def stem(word: str) -> str:
+    """A content word's stem (digits kept as they are)."""
+    return word if word.isdigit() else str(_STEMMER.stemWord(word))
+
+
+@lru_cache(maxsize=_TERMS_OF_TEXTS)
+def stems(text: str) -> frozenset[str]:
+    """The stems of a text's content words (:func:`content_terms`)."""
+    return frozenset(stem(term) for term in content_terms(text))
 
 
 def overlap(question_terms: frozenset[str], text: str) -> tuple[float, frozenset[str]]:

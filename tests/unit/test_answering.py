@@ -154,19 +154,21 @@ def test_extractive_answer_picks_the_best_sentence() -> None:
         text=(
             "Senator Z discussed the procedural hurdles in forming a bipartisan committee, "
             "noting that scheduling conflicts among senior members have caused significant "
-            "delays."
+            "delays. [1]"
         ),
         method="extractive (rule-based)",
         refused=False,
         used_na_ids=(501,),
+        citations=answer.citations,
     )
+    assert [(c.marker, c.na_id) for c in answer.citations] == [(1, 501)]
 
 
 def test_extractive_answer_adds_a_second_sentence_with_new_question_words() -> None:
     memo = AnswerContext(
         na_id=503,
         title="Memorandum",
-        text="The memorandum sets the Navy budget for 1950. Navy shipbuilding was cut by a third.",
+        text="The Navy budget for 1950 was cut. In 1950 Navy shipbuilding was cut.",
         source=None,
     )
     answer = answer_question(
@@ -175,9 +177,10 @@ def test_extractive_answer_adds_a_second_sentence_with_new_question_words() -> N
         ExtractiveLLM(),
         None,
     )
-    # Both sentences share 3 of the 5 content words; the second adds "shipbuilding", "cut".
-    assert answer.text == (
-        "The memorandum sets the Navy budget for 1950. Navy shipbuilding was cut by a third."
+    # Both cover 6 of the question's 7 weighted words; the second adds "shipbuilding".
+    assert (
+        answer.text
+        == "The Navy budget for 1950 was cut. [1] In 1950 Navy shipbuilding was cut. [1]"
     )
     assert answer.used_na_ids == (503,)
     assert not answer.refused
@@ -191,7 +194,7 @@ def test_extractive_answer_leaves_out_a_second_sentence_below_the_threshold() ->
         None,
     )
     # "Shipbuilding was cut by a third." shares only 2 of 5 content words (< 0.5).
-    assert answer.text == "The memorandum sets the Navy budget for 1950."
+    assert answer.text == "The memorandum sets the Navy budget for 1950. [1]"
     assert answer.used_na_ids == (502,)
 
 
@@ -200,7 +203,8 @@ def test_extractive_answer_refuses_when_the_context_lacks_the_answer() -> None:
     answer = answer_question(
         "What views did Senator Z express about tax reforms?", [SENATOR], ExtractiveLLM(), None
     )
-    assert answer.text == REFUSAL
+    # The refusal names the record that came closest.
+    assert answer.text == f"{REFUSAL} The closest records: Meeting with Senator Z (naId 501)."
     assert answer.refused
     assert answer.used_na_ids == ()
     assert answer.method == "extractive (rule-based)"
@@ -216,14 +220,16 @@ def test_extractive_answer_can_use_a_title() -> None:
         na_id=7, title="Photographs of Alaska glaciers", text="", source=None
     )
     answer = answer_question("Alaska glaciers photographs?", [title_only], ExtractiveLLM(), None)
-    assert answer.text == "Photographs of Alaska glaciers"
+    # A title-only record whose title is what was asked for: the answer says what it is.
+    assert answer.text == "naId 7 is Photographs of Alaska glaciers, a record. [1]"
     assert answer.used_na_ids == (7,)
 
 
 def test_llm_answer_uses_the_seed_prompt() -> None:
     llm = FakeLLM("  The Navy budget was set for 1950.  ")
     answer = answer_question("What budget?", [BUDGET, SENATOR], llm, None)
-    assert answer.text == "The Navy budget was set for 1950."
+    assert answer.text == "The Navy budget was set for 1950. [1]"
+    assert [(c.marker, c.na_id) for c in answer.citations] == [(1, 502)]
     assert not answer.refused
     assert answer.used_na_ids == (502, 501)
     assert answer.method == "llm (fake:m1)"
@@ -496,7 +502,7 @@ def test_an_oversized_summary_is_halved_to_fit() -> None:
 
 
 def test_initials_and_titles_do_not_end_a_sentence() -> None:
-    from nara_kg.retrieval.answer import _SENTENCE_BREAK
+    from nara_kg.retrieval.extractive import SENTENCE_BREAK as _SENTENCE_BREAK
 
     text = "Letters of Harold D. Whitcombe to Mr. Smith. Henry Morgenthau, Jr. replied! Done?"
     assert _SENTENCE_BREAK.split(text) == [

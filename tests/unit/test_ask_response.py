@@ -14,6 +14,7 @@ from nara_kg.generation.llm import ExtractiveLLM, LLMUnreachable
 from nara_kg.retrieval import ask as ask_module
 from nara_kg.retrieval.ask import ask, ask_with_fallback
 from nara_kg.retrieval.filters import SearchFilters
+from nara_kg.retrieval.graph_record import GraphRecord
 from nara_kg.retrieval.prompts import REFUSAL
 from nara_kg.retrieval.response import AskResponse
 from nara_kg.retrieval.search import SearchHit, SearchResult
@@ -137,6 +138,16 @@ def fake_graph(monkeypatch: pytest.MonkeyPatch) -> None:
         return SearchResult("q", HITS[:k], 1.0)
 
     monkeypatch.setattr(ask_module, "local_search", local_search)
+
+    def load_records(driver: Any, database: str, na_ids: list[int]) -> list[GraphRecord]:
+        by_id = {hit.naId: hit for hit in HITS}
+        return [
+            GraphRecord(n, by_id[n].title, by_id[n].type, {}, (by_id[n].text,))
+            for n in na_ids
+            if n in by_id
+        ]
+
+    monkeypatch.setattr(ask_module, "load_records", load_records)
     monkeypatch.setattr(ask_module, "report_cypher", FakeReports)
 
 
@@ -157,11 +168,15 @@ def test_a_local_answer_lists_its_records_and_provenance() -> None:
         "answer",
         "refused",
         "method",
+        "answer_citations",
         "records",
         "provenance",
         "latency_ms",
     ]
-    assert body["answer"] == FLOOD_TEXT and body["refused"] is False
+    assert body["answer"] == f"{FLOOD_TEXT} [1]" and body["refused"] is False
+    assert body["answer_citations"] == [
+        {"marker": 1, "na_id": 10, "title": "Flood control levees", "sentence": FLOOD_TEXT}
+    ]
     assert body["method"] == "extractive (rule-based)"
     records = body["records"]
     assert isinstance(records, list) and [r["naId"] for r in records] == [10, 11]
@@ -221,6 +236,7 @@ def test_a_global_answer_cites_communities_with_cards_points_and_members() -> No
         "answer",
         "refused",
         "method",
+        "answer_citations",
         "level",
         "overview",
         "communities",
@@ -317,7 +333,16 @@ def test_the_api_model_is_built_from_the_same_json() -> None:
     local = run("Who built the flood control levees?", mode="local")
     model = ask_response(local).model_dump(by_alias=True)
     body = local.to_dict()
-    for key in ("question", "request_type", "mode", "answer", "refused", "method", "latency_ms"):
+    for key in (
+        "question",
+        "request_type",
+        "mode",
+        "answer",
+        "refused",
+        "method",
+        "answer_citations",
+        "latency_ms",
+    ):
         assert model[key] == body[key]
     assert model["records"][0]["catalog_url"].endswith("/10")
     assert model["records"][0]["text"] is None
