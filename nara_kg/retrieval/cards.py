@@ -40,9 +40,12 @@ _FORMATS: Final = {
     "txt": "text",
     "xml": "XML",
 }
-#: A sentence ends at . ! or ? before a space and a capital, digit or quote (so "Jr. and" and
-#: "U.S. Army" stay whole), or at a line break.
-_SENTENCE_END: Final = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\n+")
+#: A sentence ends at . ! or ? before a space and a capital, digit or quote, but not after an
+#: initial or a title ("Harold D. Whitcombe", "Henry Morgenthau, Jr. Papers"), or at a line break.
+_SENTENCE_END: Final = re.compile(
+    r"(?<=[.!?])(?<!\b[A-Z]\.)(?<!\bMr\.)(?<!\bDr\.)(?<!\bJr\.)(?<!\bSr\.)(?<!\bSt\.)"
+    r"(?<!\bMrs\.)(?<!\bGen\.)(?<!\bCol\.)(?<!\bLt\.)\s+(?=[A-Z0-9\"'(])|\n+"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +166,8 @@ def excerpt(query: str, body: str, *, limit: int = MAX_EXCERPT_CHARS) -> str | N
         score, _ = overlap(terms, sentence)
         if score > best_score:
             best, best_score = sentence, score
-    if best is not None:
-        return _shorten(best, limit)
-    return _shorten(" ".join(units), limit)
+    chosen = best if best is not None else " ".join(units)
+    # A retrieved window can start inside a sentence: say so rather than pass it off as whole.
+    if chosen[0].islower():
+        chosen = "…" + chosen
+    return _shorten(chosen, limit)

@@ -153,6 +153,6 @@ def test_docs_try_it_out_on_ask_returns_200(page: Any, base_url: str) -> None:
     with page.expect_response(lambda r: r.url.endswith("/api/ask")) as reply:
         operation.get_by_role("button", name="Execute").click()
     assert reply.value.status == 200, reply.value.text()
-    status = operation.locator(".live-responses-table .response-col_status").first
+    status = operation.locator(".live-responses-table tbody .response-col_status").first
     status.wait_for()
     assert status.text_content().strip().startswith("200")

@@ -76,6 +76,12 @@ def test_excerpt_is_the_matching_sentence_else_the_start() -> None:
     assert excerpt("Who was the photographer?", body) == "The photographer was Fred Yamaguchi."
     assert excerpt("zeppelin moorings", body) == body  # nothing matches: the start
     assert excerpt("anything", "") is None
+    # Initials do not end a sentence; a window that starts inside one says so.
+    named = "The files of Harold D. Whitcombe concern civil defense. Other matters."
+    assert excerpt("civil defense files", named) == named.split(" Other")[0]
+    assert excerpt("civil defense", "dollars for civil defense. Other.") == (
+        "…dollars for civil defense."
+    )
     long = excerpt("anything", "word " * 200)
     assert long is not None and len(long) <= MAX_EXCERPT_CHARS and long.endswith("…")
 
