@@ -268,6 +268,19 @@ class AnswerReport:
     def failed_ids(self) -> list[str]:
         return [row["id"] for row in self.per_question if not row["answered"]]
 
+    def figures(self) -> dict[str, float]:
+        """The report's numbers under flat names (answer_accuracy, answer_accuracy_<kind>, ...),
+        one series each where a UI plots metadata over runs."""
+        figures = {
+            "answer_accuracy": round(self.accuracy, 4),
+            "answer_latency_ms_p95": round(self.latency_ms_p95, 2),
+        }
+        if self.refusal_rate_unanswerable is not None:
+            figures["answer_refusal_rate_unanswerable"] = round(self.refusal_rate_unanswerable, 4)
+        for kind, metrics in self.by_kind.items():
+            figures[f"answer_accuracy_{kind}"] = metrics["accuracy"]
+        return figures
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "n": self.n,

@@ -23,6 +23,7 @@ date, a place, a number that the question does not already state) ranks first.
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -41,7 +42,9 @@ MAX_SENTENCE_CHARS: Final = 600
 QuestionKind = Literal["who", "when", "where", "how_many", "topics", "other"]
 
 #: Question words that say what form the answer takes, not what it is about.
-_FILLER: Final = frozenset({"name", "call", "kind", "type", "sort", "well", "known"})
+_FILLER: Final = frozenset(
+    {"name", "call", "kind", "type", "sort", "well", "known", "mani", "much"}
+)
 #: Sentences longer than this are cut at semicolons (lists of places, titles, names).
 LONG_SENTENCE_CHARS: Final = 300
 
@@ -63,6 +66,7 @@ _KINDS: Final = (
         ),
     ),
     ("when", re.compile(r"^\s*(when|what year|what date)\b|\bin what year\b", re.IGNORECASE)),
+    ("topics", re.compile(r"\b(topics?|subjects?|themes?|issues?)\b", re.IGNORECASE)),
     (
         "where",
         re.compile(
@@ -109,6 +113,31 @@ def key_terms(question: str) -> frozenset[str]:
 
 
 _TOKEN: Final = re.compile(r"[A-Za-z]+")
+#: Words of a capitalised name that make it a place or a body, not a person who did something.
+_NOT_PERSON: Final = frozenset(
+    [
+        "Center",
+        "Centers",
+        "Camp",
+        "Lake",
+        "River",
+        "Mountain",
+        "Valley",
+        "County",
+        "City",
+        "States",
+        "Authority",
+        "Office",
+        "Division",
+        "Department",
+        "Board",
+        "Administration",
+        "Library",
+        "Relocation",
+        "Segregation",
+        "War",
+    ]
+)
 #: Words a how-many question counts that are no content words elsewhere (terms.py drops them).
 _COUNTED: Final = frozenset({"file", "record", "item", "document"})
 #: A person's name with initials ("R.A. Bankson", "Robert M. Cullum"): surely a person.
@@ -133,7 +162,12 @@ def _typed(kind: QuestionKind, sentence: str, question: str) -> float:
     if kind == "who":
         if any(new(m.group(0)) for m in _INITIALLED.finditer(sentence)):
             return 1.25
-        return float(any(new(m.group(0)) for m in _NAME.finditer(sentence)))
+        return float(
+            any(
+                new(m.group(0)) and not _NOT_PERSON & set(m.group(0).split())
+                for m in _NAME.finditer(sentence)
+            )
+        )
     if kind == "when":
         return float(any(new(m.group(0)) for m in _DATE.finditer(sentence)))
     if kind == "how_many":
@@ -218,19 +252,44 @@ def _titles(record: GraphRecord) -> frozenset[str]:
     return stems(titles) | acronyms(titles) | years
 
 
+#: A question word the records lack is read as the records' word closest to it at least this
+#: similar (difflib's ratio): "Rowher" as "rohwer", "photograhped" as "photograph".
+RESPELL_CUTOFF: Final = 0.8
+#: Shorter words are too easily confused to respell.
+RESPELL_MIN_CHARS: Final = 5
+
+
+def respelled(terms: frozenset[str], vocabulary: set[str]) -> dict[str, str]:
+    """Question stems missing from the vocabulary -> the closest vocabulary stem, if close."""
+    spelling: dict[str, str] = {}
+    for term in terms:
+        if term in vocabulary or len(term) < RESPELL_MIN_CHARS or term.isdigit():
+            continue
+        close = difflib.get_close_matches(term, vocabulary, n=1, cutoff=RESPELL_CUTOFF)
+        if close:
+            spelling[term] = close[0]
+    return spelling
+
+
 def candidates(
     question: str, records: Sequence[GraphRecord]
 ) -> tuple[QuestionKind, list[Candidate]]:
     """The qualifying sentences of the records (see the module docstring), best first."""
     kind = question_kind(question)
-    question_stems = stems(question) - _FILLER
+    split = [(record, answer_units(record.body)) for record in records]
+    vocabulary: set[str] = set()
+    for record, units in split:
+        vocabulary |= _titles(record)
+        for unit in units:
+            vocabulary |= stems(unit)
+    spelling = respelled(stems(question) - _FILLER, vocabulary)
+    question_stems = frozenset(spelling.get(t, t) for t in stems(question) - _FILLER)
     if not question_stems:
         return kind, []
-    keys = key_terms(question) & question_stems
+    keys = frozenset(spelling.get(t, t) for t in key_terms(question)) & question_stems
     weights = {term: 2.0 if term in keys else 1.0 for term in question_stems}
     total = sum(weights.values())
     focus = question_stems - keys
-    split = [(record, answer_units(record.body)) for record in records]
     found: list[Candidate] = []
     for rank, (record, units) in enumerate(split):
         context = _titles(record) & question_stems

@@ -61,7 +61,8 @@ def creator(record: GraphRecord, _: str) -> str | None:
 def dates(record: GraphRecord, _: str) -> str | None:
     span = _spoken_own(record)
     if span:
-        return f"The dates of {_name(record)} are {span}."
+        stated = " (as its title states)" if record.dates_from_title else ""
+        return f"The dates of {_name(record)} are {span}{stated}."
     for ancestor in record.ancestors:
         inherited = spoken_span(ancestor.date_start, ancestor.date_end)
         if inherited:

@@ -14,7 +14,7 @@ from neo4j import Driver
 
 from nara_kg.graph import answers as cypher
 from nara_kg.ingest.chunking import HEADER_BODY_SEPARATOR
-from nara_kg.model.schema import AUTHORITY_RELATIONSHIPS
+from nara_kg.model.schema import AUTHORITY_RELATIONSHIPS, Prop
 
 #: How a level of description reads in a sentence.
 LEVEL_NAMES: Final[Mapping[str, str]] = {
@@ -26,9 +26,11 @@ LEVEL_NAMES: Final[Mapping[str, str]] = {
     "itemAv": "item",
 }
 
+#: A record's own dates, in the order they count: the catalog's, else those its title states.
 _DATE_PAIRS: Final = (
     ("logicalDate_inclusiveStartDate", "logicalDate_inclusiveEndDate"),
     ("logicalDate_coverageStartDate", "logicalDate_coverageEndDate"),
+    (Prop.TITLE_START_DATE, Prop.TITLE_END_DATE),
 )
 
 
@@ -60,8 +62,19 @@ class GraphRecord:
 
     @property
     def body(self) -> str:
-        """The chunks' bodies, a line each (a chunk ends where a paragraph or sentence did)."""
-        return "\n".join(self.bodies)
+        """The chunks' bodies, a line each (a chunk mostly ends where a paragraph or sentence
+        did); a chunk that starts mid-sentence (lower case, a comma) continues the line."""
+        text = ""
+        for body in self.bodies:
+            if not text:
+                text = body
+            elif body[:1] in ",;:)":
+                text += body
+            elif body[:1].islower():
+                text += " " + body
+            else:
+                text += "\n" + body
+        return text
 
     def strings(self, key: str) -> list[str]:
         """A property as a list of non-empty strings (a single value becomes a list of one)."""
@@ -78,6 +91,13 @@ class GraphRecord:
             if start or end:
                 return start or end, end or start
         return None, None
+
+    @property
+    def dates_from_title(self) -> bool:
+        """Its own dates are those its title states (it has no catalog dates)."""
+        return not any(self.properties.get(k) for pair in _DATE_PAIRS[:-1] for k in pair) and bool(
+            self.properties.get(Prop.TITLE_START_DATE) or self.properties.get(Prop.TITLE_END_DATE)
+        )
 
     @property
     def level_name(self) -> str:
@@ -194,6 +214,6 @@ def describe(record: GraphRecord) -> str:
     title = record.title or f"naId {record.na_id}"
     parent = record.ancestors[0] if record.ancestors else None
     where = f" in {parent.title}" if parent is not None and parent.title else ""
-    span = spoken_span(*record.own_dates)
+    span = None if record.dates_from_title else spoken_span(*record.own_dates)
     dated = f", dated {span}" if span else ""
     return f"{title}, a {record.level_name}{where}{dated}"

@@ -86,10 +86,21 @@ def stem(word: str) -> str:
     return word if word.isdigit() else str(_STEMMER.stemWord(word))
 
 
+#: Stopwords that are content words when answers compare stems: "haven" (a temporary haven,
+#: not "haven't") and the archival words a how-many question counts ("11 files").
+_ANSWER_WORDS: Final = frozenset({"haven", "document", "file", "item", "record", "material"})
+
+
 @lru_cache(maxsize=_TERMS_OF_TEXTS)
 def stems(text: str) -> frozenset[str]:
-    """The stems of a text's content words (:func:`content_terms`)."""
-    return frozenset(stem(term) for term in content_terms(text))
+    """The stems of a text's content words (:func:`content_terms`, less :data:`_ANSWER_WORDS`
+    among the stopwords)."""
+    terms = set(content_terms(text))
+    for raw in _WORD.findall(text.lower()):
+        word = fold(raw)
+        if word in _ANSWER_WORDS:
+            terms.add(word)
+    return frozenset(stem(term) for term in terms)
 
 
 def overlap(question_terms: frozenset[str], text: str) -> tuple[float, frozenset[str]]:

@@ -152,7 +152,7 @@ def test_unanswerable_question_is_refused(page: Any) -> None:
     body, bubble = ask(page, "What did the senator say about cryptocurrency taxation?", "local")
     assert body["refused"]
     assert bubble.get_attribute("data-refused") == "true"
-    assert bubble.locator(".answer-text.refusal").text_content() == REFUSAL
+    assert bubble.locator(".answer-text.refusal").text_content().startswith(REFUSAL)
 
 
 def test_filters_restrict_every_record_shown(page: Any, neo4j_driver: Any) -> None:

@@ -116,9 +116,15 @@ def test_graph_facts_creator_parent_series_and_file_units(answer: Any) -> None:
 
 
 def test_inherited_dates_are_said_to_be_inherited(answer: Any) -> None:
-    body = answer("What are the dates of Volume 512, April 1 - April 2, 1942?")
-    assert "dates of its series, Diaries of Henry Morgenthau, Jr." in body["answer"]
-    assert cited(body) == {28276972}
+    # A file unit with no catalog dates whose title states none either.
+    body = answer("What are the dates of the UNGA Speech - Big Type file?")
+    assert "1994 \u2013 1998 (dates of its series, Antony Blinken's Files)" in body["answer"]
+    assert cited(body) == {23903198}
+
+
+def test_misspelt_names_still_find_their_answer(answer: Any) -> None:
+    body = answer("Who photographed the Rowher Relocation Center?")
+    assert "Fred Yamaguchi" in body["answer"] and cited(body) == {535997}
 
 
 def test_an_unanswerable_question_is_refused_naming_the_closest_records(answer: Any) -> None:

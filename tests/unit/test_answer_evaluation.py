@@ -115,6 +115,10 @@ def test_report_gives_accuracy_by_kind_refusal_rates_and_readable_failures(
     failed = report.to_dict()["per_question"][1]
     assert failed["missing"] == ["Lange"] and failed["answer"] == "Rohwer Relocation Center"
     assert report.to_dict()["failed"] == ["w2"]
+    figures = report.figures()
+    assert figures["answer_accuracy"] == pytest.approx(0.6667)
+    assert figures["answer_accuracy_who"] == 0.5
+    assert figures["answer_refusal_rate_unanswerable"] == 1.0
 
 
 def test_bad_answer_labels_are_errors_naming_the_line(tmp_path: Path) -> None:

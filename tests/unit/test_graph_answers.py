@@ -25,8 +25,10 @@ SERIES = GraphRecord(
         "logicalDate_inclusiveEndDate": "1945-07-21",
     },
     bodies=(
-        "This series documents the public career of Henry Morgenthau, Jr.",
-        "Each of the over 850 diary volumes begins with a title page.",
+        "These diaries follow the working life of Henry Morgenthau, Jr. in office.",
+        "Each of the over 850 diary volumes opens with a cover sheet.",
+        "The diaries touch on the New Deal, the Great Depression, the War Refugee Board, the "
+        "Morgenthau Plan and Bretton Woods.",
     ),
     ancestors=(PAPERS,),
     children={"fileUnit": 879},
@@ -47,8 +49,8 @@ ROHWER = GraphRecord(
     level="series",
     properties={},
     bodies=(
-        "Photographs primarily of recreational and educational activities.  The photographer "
-        "was Fred Yamaguchi.",
+        "Pictures of school games and classes.  Every picture was taken by the photographer "
+        "Fred Yamaguchi.",
     ),
     ancestors=(RG,),
 )
@@ -60,7 +62,7 @@ def answer(question: str, *records: GraphRecord) -> str:
 
 def test_title_echo_the_sentence_that_answers_not_the_title() -> None:
     result = extractive_answer("Who photographed the Rohwer Relocation Center?", [ROHWER])
-    assert result.text == "The photographer was Fred Yamaguchi. [1]"
+    assert result.text == "Every picture was taken by the photographer Fred Yamaguchi. [1]"
     assert [(c.marker, c.na_id) for c in result.citations] == [(1, 535997)]
 
 
@@ -87,7 +89,14 @@ def test_header_leak_a_chunk_header_is_never_a_candidate() -> None:
 
 def test_a_number_in_another_chunk_of_the_record() -> None:
     assert answer("How many diary volumes did Morgenthau keep?", SERIES) == (
-        "Each of the over 850 diary volumes begins with a title page. [1]"
+        "Each of the over 850 diary volumes opens with a cover sheet. [1]"
+    )
+
+
+def test_a_topics_question_gets_the_sentence_naming_the_most_topics() -> None:
+    assert answer("What topics do the Morgenthau diaries cover?", SERIES) == (
+        "The diaries touch on the New Deal, the Great Depression, the War Refugee Board, the "
+        "Morgenthau Plan and Bretton Woods. [1]"
     )
 
 
@@ -120,6 +129,21 @@ def test_inherited_dates_are_said_to_be_inherited() -> None:
         "The dates of Diaries of Henry Morgenthau, Jr. are April 27, 1933 \u2013 July 21, 1945. [1]"
     )
     assert spoken_span("1943-01-01", "1944-12-31") == "1943 \u2013 1944"
+    titled = GraphRecord(
+        na_id=28277496,
+        title="Volume 740, June 6 \u2013 June 7, 1944",
+        level="fileUnit",
+        properties={
+            "logicalDate_titleStartDate": "1944-06-06",
+            "logicalDate_titleEndDate": "1944-06-07",
+        },
+        ancestors=(DIARIES,),
+    )
+    assert answer("What are the dates of Volume 740?", titled) == (
+        "The dates of Volume 740, June 6 \u2013 June 7, 1944 are June 6, 1944 \u2013 June 7, "
+        "1944 (as its title states). [1]"
+    )
+    assert identity(titled).sentence.endswith("a file unit in Diaries of Henry Morgenthau, Jr..")
 
 
 def test_the_fact_comes_from_the_record_the_question_names() -> None:
@@ -145,7 +169,9 @@ def test_identifier_lookups() -> None:
 def test_citations_point_to_the_record_each_sentence_came_from() -> None:
     result = extractive_answer("Who photographed the Rohwer Relocation Center?", [SERIES, ROHWER])
     assert [c.na_id for c in result.citations] == [535997]
-    assert result.citations[0].sentence == "The photographer was Fred Yamaguchi."
+    assert result.citations[0].sentence == (
+        "Every picture was taken by the photographer Fred Yamaguchi."
+    )
     assert result.used_na_ids == (535997,)
 
 
@@ -154,5 +180,39 @@ def test_question_kinds_and_acronyms() -> None:
     assert question_kind("Which well-known photographer did the WRA commission?") == "who"
     assert question_kind("When was it issued?") == "when"
     assert question_kind("How many prints are there?") == "how_many"
+    assert question_kind("What topics do the Morgenthau diaries cover?") == "topics"
     assert question_kind("In which cities did the WRA have offices?") == "where"
     assert acronyms("Records of the War Relocation Authority") == {"wra"}
+
+
+def test_a_chunk_that_starts_mid_sentence_continues_it() -> None:
+    split = GraphRecord(
+        1, "Storage lists", "series", {}, ("Goods held at Acme Storage Co.", ", Reno.")
+    )
+    assert split.body == "Goods held at Acme Storage Co., Reno."
+    assert GraphRecord(1, None, None, {}, ("One.", "Two.")).body == "One.\nTwo."
+
+
+def test_a_who_question_wants_a_person_not_a_place() -> None:
+    place = GraphRecord(
+        2, "Camp photographs", "series", {}, ("Photographs of the Tule Lake Segregation Center.",)
+    )
+    person = GraphRecord(
+        3, "Tule Lake photographs", "series", {}, ("The photographers were Jack Iwata and others.",)
+    )
+    assert answer("Who were the photographers at Tule Lake?", place, person) == (
+        "The photographers were Jack Iwata and others. [1]"
+    )
+
+
+def test_counted_archival_words_and_havens_are_content_words() -> None:
+    havens = GraphRecord(
+        4,
+        "Files on Temporary Havens",
+        "series",
+        {},
+        ("The havens are described here.", "This series contains 11 files of letters."),
+    )
+    assert answer("How many files are in the files on temporary havens?", havens) == (
+        "This series contains 11 files of letters. [1]"
+    )
