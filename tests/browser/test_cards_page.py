@@ -115,7 +115,10 @@ def test_a_follow_up_question_is_sent_with_the_conversation(page: Any, neo4j_dri
         body, bubble = ask(page, "and in 1930?", "local")
     history = sent.value.post_data_json["history"]
     assert [turn["question"] for turn in history] == [first_question]
-    assert history[0]["na_ids"] == [r["naId"] for r in first["records"]]
+    # The records the answer cited first, then those it found.
+    cited = [c["na_id"] for c in first.get("answer_citations") or []]
+    found = [r["naId"] for r in first["records"]]
+    assert history[0]["na_ids"] == list(dict.fromkeys(cited + found))
     assert body["follow_up"]["resolved_by"] == "dates"
     note = bubble.locator(".follow-up-note")
     assert body["follow_up"]["question"] in note.text_content()
