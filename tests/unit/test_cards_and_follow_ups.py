@@ -211,3 +211,24 @@ def test_quick_ask_reads_the_resources_settings() -> None:
     assert quick_path({})
     assert not quick_path({quick.LLM_BACKEND_VARIABLE: "openai"})
     assert not quick_path({"NARA_KG_EMBEDDING_BACKEND": "standin"})
+
+
+def test_the_ask_path_imports_no_dagster_text_splitter_or_dataframes() -> None:
+    """What made `nara-kg ask` take seconds before it answered: Dagster (the resources), the
+    text splitter (through type names) and pandas (through the Neo4j driver). pyarrow still
+    comes in through graph.mentions (the entity path), about 0.1 s."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from nara_kg.cli.quick import import_driver_without_dataframes\n"
+        "import_driver_without_dataframes()\n"
+        "import nara_kg.cli.main, nara_kg.cli.quick, nara_kg.retrieval.ask\n"
+        "heavy = ('dagster', 'langchain_text_splitters', 'pandas', 'graphdatascience')\n"
+        "print(' '.join(m for m in heavy if m in sys.modules))\n"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert loaded == ""
