@@ -28,10 +28,11 @@ from nara_kg.retrieval.fact_answers import (
     dates_fallback,
     fact_answer,
     identity,
+    title_coverage,
 )
 from nara_kg.retrieval.graph_record import GraphRecord, body_of
 from nara_kg.retrieval.prompts import ANSWER_PROMPT, REFUSAL, is_refusal
-from nara_kg.retrieval.terms import METHOD_EXTRACTIVE, llm_method, stems
+from nara_kg.retrieval.terms import METHOD_EXTRACTIVE, llm_method
 
 #: Records a refusal names as the closest.
 CLOSEST_RECORDS: Final = 3
@@ -94,11 +95,6 @@ def _cited(method: str, facts: Sequence[Fact]) -> Answer:
     )
 
 
-def _title_covers(question: str, record: GraphRecord) -> bool:
-    wanted = stems(question)
-    return bool(wanted) and len(wanted & stems(record.title or "")) / len(wanted) >= MIN_COVERAGE
-
-
 def extractive_answer(
     question: str, records: Sequence[GraphRecord], *, identified: GraphRecord | None = None
 ) -> Answer:
@@ -122,16 +118,16 @@ def extractive_answer(
     chosen = choose(kind, found)
     if chosen:
         return _cited(method, [Fact(c.sentence, c.record.na_id, c.record.title) for c in chosen])
-    if records and not records[0].bodies and _title_covers(question, records[0]):
+    if records and not records[0].bodies and title_coverage(question, records[0]) >= MIN_COVERAGE:
         return _cited(method, [identity(records[0])])
     return refusal(method, records)
 
 
 def _extractive_answer(question: str, contexts: Sequence[AnswerContext]) -> Answer:
-    return extractive_answer(question, [_as_record(c) for c in dict_by_id(contexts)])
+    return extractive_answer(question, [_as_record(c) for c in _one_per_record(contexts)])
 
 
-def dict_by_id(contexts: Sequence[AnswerContext]) -> list[AnswerContext]:
+def _one_per_record(contexts: Sequence[AnswerContext]) -> list[AnswerContext]:
     """One context per record (the first, the best retrieved), texts of one record joined."""
     merged: dict[int, AnswerContext] = {}
     for context in contexts:
