@@ -197,3 +197,11 @@ def test_every_schema_example_body_is_answered(client: TestClient) -> None:
     for field in ("date_from", "date_to"):
         assert filters[field].get("examples"), field
     assert sent >= 4
+
+
+def test_the_start_up_warm_up_runs_a_search_of_each_shape(services: Any, neo4j_driver: Any) -> None:
+    from nara_kg.retrieval.warm import WARM_FILTERS, WARM_QUERIES, warm_searches
+
+    runs = warm_searches(neo4j_driver, services.database, services.embedder.encode)
+    # Every query, every filter, "within" a container and the reports of global search.
+    assert runs == len(WARM_QUERIES) + len(WARM_FILTERS) + 2
