@@ -6,6 +6,7 @@ Endpoints (schema at /openapi.json, browsable at /docs, both served offline):
 * ``POST /api/ask``: classification, a local or global answer (or the records), provenance;
 * ``GET /api/records/{naId}``: one record with its hierarchy, children and authorities;
 * ``GET /api/health``: whether Neo4j answers, and what the graph holds;
+* ``GET /api/examples``: a few questions made from the loaded graph's records;
 * ``GET /``: the chat page (static files built by ``web/build.sh``).
 
 Endpoints are plain functions: FastAPI runs them on its thread pool, where the Neo4j driver's
@@ -27,7 +28,7 @@ from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 
-from nara_kg.api import errors, models, records
+from nara_kg.api import errors, examples, models, records
 from nara_kg.api.limits import (
     DEFAULT_BODY_TIMEOUT_S,
     DEFAULT_BURST,
@@ -220,8 +221,16 @@ def create_app(
             k=body.k,
             level=body.level,
             filters=body.filters.to_search(),
+            history=[turn.to_turn() for turn in body.history],
         )
         return records.ask_response(response)
+
+    @app.get("/api/examples", response_model=models.Examples, tags=["questions"])
+    def example_questions(request: Request) -> models.Examples:
+        """A few questions the loaded graph can answer, made from its own records (the chat
+        page offers them to a first-time reader)."""
+        svc = current(request)
+        return models.Examples(questions=examples.questions(svc.driver(), svc.database))
 
     @app.get(
         "/api/records/{na_id}",

@@ -13,6 +13,13 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from nara_kg.model.limits import MAX_K, MAX_LEVEL, MAX_NA_ID, is_utf8
 from nara_kg.model.schema import source_url
 from nara_kg.retrieval.filters import SearchFilters
+from nara_kg.retrieval.followup import (
+    MAX_TURN_ANSWER_CHARS,
+    MAX_TURN_QUESTION_CHARS,
+    MAX_TURN_RECORDS,
+    MAX_TURNS,
+    Turn,
+)
 
 #: Longest query or question accepted (characters). A pasted 100 KB text is answered: the
 #: embedding model reads its first 256 tokens and the full-text query its 64 most informative
@@ -64,11 +71,12 @@ class Filters(_Strict):
     date_from: str | None = Field(
         default=None,
         pattern=_DATE_PATTERN,
+        examples=["1942"],
         description="YYYY, YYYY-MM or YYYY-MM-DD: records whose inclusive (else coverage, else "
         "production) dates reach this date or later; a record without dates has those of its "
         "nearest dated ancestor.",
     )
-    date_to: str | None = Field(default=None, pattern=_DATE_PATTERN)
+    date_to: str | None = Field(default=None, pattern=_DATE_PATTERN, examples=["1945-06"])
     within: int | None = Field(
         default=None,
         gt=0,
@@ -90,12 +98,65 @@ class Filters(_Strict):
 
 
 class SearchRequest(_Strict):
+    # The schema's examples are what /docs "Try it out" sends: each must be answered (200).
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {"query": "correspondence of the Secretary of the Treasury", "k": 5},
+                {
+                    "query": "photographs of relocation centers",
+                    "k": 5,
+                    "filters": {"levels": ["item"], "date_from": "1942", "date_to": "1945"},
+                },
+            ]
+        }
+    )
+
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
     k: int = Field(default=5, ge=1, le=MAX_K, description="Records to return.")
     filters: Filters = Field(default_factory=Filters)
 
 
+class PreviousTurn(_Strict):
+    """An earlier turn of the conversation, as the client keeps it."""
+
+    question: str = Field(min_length=1, max_length=MAX_TURN_QUESTION_CHARS)
+    answer: str | None = Field(default=None, max_length=MAX_TURN_ANSWER_CHARS)
+    na_ids: list[int] = Field(
+        default_factory=list,
+        max_length=MAX_TURN_RECORDS,
+        description="The records the answer cited, then those it found first (best first).",
+    )
+    filters: Filters = Field(default_factory=Filters)
+
+    def to_turn(self) -> Turn:
+        return Turn(
+            question=self.question,
+            answer=self.answer,
+            na_ids=tuple(n for n in self.na_ids if n > 0),
+            filters=self.filters.to_search(),
+        )
+
+
 class AskRequest(_Strict):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {"question": "Who created the diaries of Henry Morgenthau, Jr.?"},
+                {
+                    "question": "and in 1942?",
+                    "history": [
+                        {
+                            "question": "What did the Secretary of the Treasury discuss?",
+                            "na_ids": [],
+                        }
+                    ],
+                },
+                {"question": "What are the main themes of these records?", "mode": "global"},
+            ]
+        }
+    )
+
     question: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
     mode: Literal["local", "global", "auto"] = Field(
         default="auto",
@@ -114,6 +175,12 @@ class AskRequest(_Strict):
         default=False,
         description="Fail (503) when the configured LLM does not answer, instead of answering "
         "extractively.",
+    )
+    history: list[PreviousTurn] = Field(
+        default_factory=list,
+        max_length=MAX_TURNS,
+        description='Earlier turns of the conversation, oldest first: a follow-up ("and in '
+        '1942?", "who created it?") is read against the last one.',
     )
 
 
@@ -135,6 +202,34 @@ class AuthorityLink(BaseModel):
     heading: str | None = None
     authorityType: str | None = None
     catalog_url: str
+
+
+class OnlineObject(BaseModel):
+    url: str = Field(description="An http(s) link to the digital object (scan, PDF).")
+    format: str = Field(description='"PDF", "JPEG", ... from the file\'s extension.')
+
+
+class RecordCard(BaseModel):
+    """What a result card shows beside the title: the scans online, the access and use
+    restriction status, and the archive holding the records."""
+
+    online: list[OnlineObject] = Field(
+        default_factory=list, description="The first digital objects, in catalog order."
+    )
+    online_count: int = Field(default=0, description="How many digital objects the record has.")
+    online_formats: dict[str, int] = Field(
+        default_factory=dict, description='Digital objects per format: {"PDF": 3, "JPEG": 1}.'
+    )
+    access_restriction: str | None = Field(
+        default=None, description='"Unrestricted", "Restricted - Partly", ...'
+    )
+    use_restriction: str | None = None
+    use_restrictions: list[str] = Field(
+        default_factory=list, description='Kinds of use restriction ("Copyright", ...).'
+    )
+    holding_archive: str | None = Field(
+        default=None, description="The reference unit holding the records."
+    )
 
 
 class RecordHit(BaseModel):
@@ -163,6 +258,11 @@ class RecordHit(BaseModel):
     text: str | None = Field(
         default=None, description="The retrieved text (the hit chunk and its neighbours)."
     )
+    excerpt: str | None = Field(
+        default=None,
+        description="The sentence of the retrieved text that matched, else the text's start.",
+    )
+    card: RecordCard = Field(default_factory=RecordCard)
 
 
 class SearchResponse(BaseModel):
@@ -230,6 +330,16 @@ class Fallback(BaseModel):
     reason: str
 
 
+class FollowUp(BaseModel):
+    question: str = Field(description="The standalone question the follow-up was read as.")
+    resolved_by: str | None = Field(
+        default=None,
+        description="dates: the last question with other years; record: a pronoun read as the "
+        "record the last answer was about; question: as the last question's subject.",
+    )
+    focus: list[int] = Field(default_factory=list, description="The last turn's records.")
+
+
 class AnswerCitation(BaseModel):
     """An answer sentence and the record it came from; the sentence ends with `[marker]` in
     the answer. Markers number the cited records 1, 2, ... in order of first citation."""
@@ -265,6 +375,7 @@ class AskResponse(BaseModel):
     provenance: Provenance
     latency_ms: float
     fallback: Fallback | None = None
+    follow_up: FollowUp | None = None
 
 
 class RecordRef(BaseModel):
@@ -289,6 +400,7 @@ class RecordDetail(BaseModel):
     catalog_url: str
     is_stub: bool
     text: str = Field(description="The body text (without the search header of its chunks).")
+    card: RecordCard = Field(default_factory=RecordCard)
     properties: dict[str, Any] = Field(description="The record's node properties.")
     hierarchy: list[HierarchyEntry]
     children: list[RecordRef]
@@ -305,6 +417,12 @@ class GraphCounts(BaseModel):
     chunks: int
     communities: int
     reports_per_level: dict[str, int]
+
+
+class Examples(BaseModel):
+    """Questions the loaded graph can answer, made from its own records."""
+
+    questions: list[str]
 
 
 class Health(BaseModel):

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from neo4j import Driver
 
 from nara_kg.api import models
 from nara_kg.graph import search as cypher
-from nara_kg.ingest.chunking import HEADER_BODY_SEPARATOR
 from nara_kg.model.schema import Prop
+from nara_kg.retrieval.cards import body_text, card_facts
 from nara_kg.retrieval.response import AskResponse, Provenance
 
 #: Children and described records listed per record (the counts give the totals).
@@ -78,6 +79,8 @@ def record_hit(hit: dict[str, Any], *, with_text: bool = True) -> models.RecordH
         vector_rank=hit.get("vector_rank"),
         fulltext_rank=hit.get("fulltext_rank"),
         text=text[:MAX_HIT_TEXT_CHARS] if with_text and isinstance(text, str) else None,
+        excerpt=hit.get("excerpt"),
+        card=models.RecordCard.model_validate(hit.get("card") or {}),
     )
 
 
@@ -105,15 +108,6 @@ def ask_response(response: AskResponse) -> models.AskResponse:
     body["records"] = [record_hit(hit.to_dict(), with_text=False) for hit in response.records]
     body["provenance"] = provenance(response.provenance)
     return models.AskResponse.model_validate(body)
-
-
-def body_text(chunk_texts: list[str | None]) -> str:
-    """A record's body from its chunks in order, without the search header each carries."""
-    pieces = []
-    for text in chunk_texts:
-        if text and HEADER_BODY_SEPARATOR in text:
-            pieces.append(text.split(HEADER_BODY_SEPARATOR, 1)[1].strip())
-    return "\n".join(piece for piece in pieces if piece)
 
 
 def _ref(entry: dict[str, Any]) -> models.RecordRef:
@@ -150,6 +144,7 @@ def record_detail(driver: Driver, database: str, na_id: int) -> models.RecordDet
         catalog_url=models.catalog_url(row["naId"]),
         is_stub=bool(row["isStub"]),
         text=body_text(row["textList"]),
+        card=models.RecordCard.model_validate(asdict(card_facts(row["card"]))),
         properties=properties,
         hierarchy=hierarchy([h for h in row["hierarchy"] or [] if h]),
         children=[_ref(c) for c in row["children"] if c.get("naId") is not None],

@@ -88,6 +88,16 @@ def services_from_resources() -> Iterator[Services]:
             )
 
 
-def warm_up(services: Services) -> None:
-    """Load the embedding model before the first request (seconds on a cold machine)."""
+def warm_up(services: Services, log: Callable[[str], None] | None = None) -> None:
+    """Load the embedding model before the first request (seconds on a cold machine), then run
+    a search of each shape once (:func:`nara_kg.retrieval.warm.warm_searches`), so the first
+    question of each kind is as fast as the next. A database that does not answer yet is
+    left for the first request to report."""
     services.embedder.encode(["warm-up"])
+    from nara_kg.retrieval.warm import warm_searches
+
+    try:
+        warm_searches(services.driver(), services.database, services.embedder.encode)
+    except Exception as error:  # the server starts anyway; requests report the cause (503)
+        if log is not None:
+            log(f"warm-up skipped: {error}")

@@ -252,27 +252,48 @@ def ask_command(
     **filter_options: Any,
 ) -> None:
     """Answer a question (or list records) from the graph, with the provenance subgraph."""
-    from nara_kg.generation.llm import GenerationCache
+    from nara_kg.cli.quick import import_driver_without_dataframes, quick_resources
+
+    import_driver_without_dataframes()
     from nara_kg.retrieval.ask import Mode, ask_with_fallback
 
     filters = _filters(filter_options)
-    with cli_resources() as r:
-        cache_path = r.paths.llm_cache_path
-        cache_path.parent.mkdir(parents=True, exist_ok=True)
-        with GenerationCache(cache_path) as cache:
+    with quick_resources() as quick:
+        # The default, model-free path opens without Dagster (nara_kg.cli.quick).
+        if quick is not None:
             response = ask_with_fallback(
-                r.neo4j.get_driver(),
-                r.neo4j.database,
-                r.embedding_model.get_embedder(),
-                r.llm.get_llm(),
-                cache,
+                quick.driver,
+                quick.database,
+                quick.embedder,
+                quick.llm,
+                None,
                 question,
-                strict=strict_llm or r.llm.strict,
+                strict=strict_llm or quick.strict,
                 mode=cast(Mode, mode),
                 k=k,
                 level=level,
                 filters=filters,
             )
+    if quick is None:
+        from nara_kg.generation.llm import GenerationCache
+
+        with cli_resources() as r:
+            cache_path = r.paths.llm_cache_path
+            cache_path.parent.mkdir(parents=True, exist_ok=True)
+            with GenerationCache(cache_path) as cache:
+                response = ask_with_fallback(
+                    r.neo4j.get_driver(),
+                    r.neo4j.database,
+                    r.embedding_model.get_embedder(),
+                    r.llm.get_llm(),
+                    cache,
+                    question,
+                    strict=strict_llm or r.llm.strict,
+                    mode=cast(Mode, mode),
+                    k=k,
+                    level=level,
+                    filters=filters,
+                )
     if as_json:
         click.echo(json.dumps(response.to_dict(), indent=2, ensure_ascii=False, default=str))
         return

@@ -6,13 +6,15 @@ import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from graphdatascience import GraphDataScience
 from neo4j import Driver
 
 from nara_kg.graph.batches import read_all, unlogged, write_batches, write_one
 from nara_kg.model.community_hierarchy import Hierarchy
+
+if TYPE_CHECKING:  # the client loads pandas: `nara-kg ask` reads reports without it
+    from graphdatascience import GraphDataScience
 from nara_kg.model.schema import (
     AUTHORITY_RELATIONSHIPS,
     GDS_PROJECTION,

@@ -241,6 +241,8 @@ _RECORD_FIELDS = f"""
        {_date_start("first")} AS dateStart, {_date_end("first")} AS dateEnd,
        {_own_start("first")} IS NULL AS datesInherited,
        first.generalRecordsTypes AS materials,
+       first {{.{Prop.DIGITAL_OBJECT_URLS}, .{Prop.ACCESS_RESTRICTION}, .{Prop.USE_RESTRICTION},
+              .{Prop.SPECIFIC_USE_RESTRICTIONS}, .{Prop.REFERENCE_UNITS}}} AS card,
        hierarchy, authorities"""
 
 #: The columns of `_RECORD_FIELDS`, in their order.
@@ -254,6 +256,7 @@ RECORD_COLUMNS = (
     "dateEnd",
     "datesInherited",
     "materials",
+    "card",
     "hierarchy",
     "authorities",
 )

@@ -20,7 +20,7 @@ from functools import lru_cache
 
 from langchain_text_splitters import RecursiveCharacterTextSplitter
 
-from nara_kg.model.schema import chunk_id
+from nara_kg.model.schema import HEADER_BODY_SEPARATOR, chunk_id
 
 SEED_CHUNK_SIZE = 500
 SEED_CHUNK_OVERLAP = 0
@@ -30,7 +30,6 @@ SEED_SEPARATORS: tuple[str, ...] = ("\n\n", "\n", ".", "?", "!", " ", "")
 
 HEADER_TITLE_MAX_CHARS = 200
 HEADER_PARENT_MAX_CHARS = 120
-HEADER_BODY_SEPARATOR = "\n\n"
 #: The share of the model's window a header may take: a title of punctuation or OCR noise can
 #: tokenize to more than the whole window at 200 characters, so the header is clipped by tokens
 #: too, and every chunk keeps at least half its window for text.

@@ -136,11 +136,22 @@ class Prop:
     LOCAL_IDENTIFIER: Final = "localIdentifier"  # e.g. "210-CMB"
     VARIANT_CONTROL_NUMBERS: Final = "number_variantControlNumbers"  # e.g. ["NWDNS-210-CMB"]
     INCLUSIVE_START_DATE: Final = "logicalDate_inclusiveStartDate"  # ISO, compares as text
+    # What a result card shows beside the title (flattened as the parser names them).
+    DIGITAL_OBJECT_URLS: Final = "objectUrl_digitalObjects"
+    ACCESS_RESTRICTION: Final = "status_accessRestriction"
+    USE_RESTRICTION: Final = "status_useRestriction"
+    SPECIFIC_USE_RESTRICTIONS: Final = "specificUseRestrictions_useRestriction"
+    REFERENCE_UNITS: Final = "name_referenceUnits"  # the holding archive(s)
+
     # The dates a file unit's title states ("Volume 740, June 6 - June 7, 1944"), parsed by
     # ingest.parsing.title_dates for a record with no catalog dates of its own; the names say
     # where they came from. ISO, like the catalog's logicalDate_* properties.
     TITLE_START_DATE: Final = "logicalDate_titleStartDate"
     TITLE_END_DATE: Final = "logicalDate_titleEndDate"
+
+
+#: Between a chunk's search header (title, parent, dates) and its body text.
+HEADER_BODY_SEPARATOR: Final = "\n\n"
 
 
 class MentionProp:

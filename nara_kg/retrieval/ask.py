@@ -8,6 +8,7 @@ import itertools
 import json
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Literal
 
@@ -33,6 +34,7 @@ from nara_kg.retrieval.citations import AnswerCitation
 from nara_kg.retrieval.classify import classify_request
 from nara_kg.retrieval.entity_path import EntityPath
 from nara_kg.retrieval.filters import NO_FILTERS, SearchFilters, filter_parameters
+from nara_kg.retrieval.followup import Turn, follow_up
 from nara_kg.retrieval.global_search import GlobalAnswer, global_search, is_overview_question
 from nara_kg.retrieval.graph_record import load_records
 from nara_kg.retrieval.response import (
@@ -390,10 +392,30 @@ def ask_with_fallback(
     k: int = 5,
     level: int | None = None,
     filters: SearchFilters = NO_FILTERS,
+    history: Sequence[Turn] = (),
 ) -> AskResponse:
     """`ask`; when the configured LLM does not answer (LLMUnreachable), the extractive method
     answers instead (rule-based classification, extractive answer) and the response says so
-    under `fallback`. With `strict`, the failure is raised instead."""
+    under `fallback`. With `strict`, the failure is raised instead. With `history` (earlier
+    turns, last one last), a follow-up is answered as the standalone question it stands for
+    (:mod:`~nara_kg.retrieval.followup`), and the response says so under `follow_up`."""
+    if history:
+        resolution = follow_up(driver, database, question, filters, history)
+        if resolution.follow_up:
+            response = ask_with_fallback(
+                driver,
+                database,
+                embedder,
+                llm,
+                cache,
+                resolution.question,
+                strict=strict,
+                mode=mode,
+                k=k,
+                level=level,
+                filters=resolution.filters,
+            )
+            return replace(response, question=question, follow_up=resolution)
     try:
         return ask(
             driver,

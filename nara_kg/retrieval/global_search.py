@@ -17,17 +17,19 @@ import re
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from nara_kg.generation.community_profile import DESCRIPTION_LEVELS, KeyRecord
 from nara_kg.generation.community_report import CommunityReport
 from nara_kg.generation.llm import LLM, GenerationCache, cached_complete, is_extractive
 from nara_kg.generation.report_parse import extract_json_object
-from nara_kg.ingest.chunking import TokenCounter, TokensCounter
 from nara_kg.retrieval.citations import AnswerCitation, CitedSentence, Source, attribute, cite
 from nara_kg.retrieval.prompts import MAP_PROMPT, REDUCE_PROMPT, REFUSAL, is_refusal
 from nara_kg.retrieval.report_batches import ReportBlock, join_blocks, pack_batches
 from nara_kg.retrieval.terms import METHOD_EXTRACTIVE, content_terms, fold, llm_method, overlap
+
+if TYPE_CHECKING:  # the text splitter's import is not worth paying to answer a question
+    from nara_kg.ingest.chunking import TokenCounter, TokensCounter
 
 #: Points a reduce step may use even when the budget would allow more (keeps answers readable).
 MAX_REDUCE_POINTS: Final = 20

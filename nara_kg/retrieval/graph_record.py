@@ -13,8 +13,7 @@ from typing import Any, Final
 from neo4j import Driver
 
 from nara_kg.graph import answers as cypher
-from nara_kg.ingest.chunking import HEADER_BODY_SEPARATOR
-from nara_kg.model.schema import AUTHORITY_RELATIONSHIPS, Prop
+from nara_kg.model.schema import AUTHORITY_RELATIONSHIPS, HEADER_BODY_SEPARATOR, Prop
 
 #: How a level of description reads in a sentence.
 LEVEL_NAMES: Final[Mapping[str, str]] = {

@@ -10,9 +10,12 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from threading import Lock
+from typing import TYPE_CHECKING
 
 from nara_kg.generation.community_report import CommunityReport, Finding
-from nara_kg.ingest.chunking import TokenCounter, TokensCounter
+
+if TYPE_CHECKING:  # the text splitter's import is not worth paying to answer a question
+    from nara_kg.ingest.chunking import TokenCounter, TokensCounter
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +52,7 @@ def join_blocks(blocks: Sequence[ReportBlock]) -> str:
 #: Fitted blocks of recent reports: a report's block depends only on the report, the budget and
 #: the token counter, so repeated global questions over unchanged reports count no tokens.
 _FITTED_CACHE_SIZE = 16_384
-_FittedKey = tuple[CommunityReport, int, TokenCounter]
+_FittedKey = tuple[CommunityReport, int, "TokenCounter"]
 _fitted: OrderedDict[_FittedKey, tuple[ReportBlock, int]] = OrderedDict()
 _fitted_lock = Lock()
 

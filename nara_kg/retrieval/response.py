@@ -5,7 +5,8 @@ provenance subgraph, the sources of a global answer, the fallback note), and the
 API's response model is built from it (:func:`nara_kg.api.records.ask_response`, which adds
 catalog links). Keys that belong to one mode appear only in that mode: ``records`` in local
 mode; ``level``, ``overview``, ``communities``, ``community_reports`` and ``points`` in global
-mode; ``fallback`` only when the extractive method answered for an unreachable model.
+mode; ``fallback`` only when the extractive method answered for an unreachable model;
+``follow_up`` only when the question was read against an earlier turn.
 ``answer_citations`` is always there (empty for a refusal or a list of records): one entry per
 answer sentence, as :mod:`nara_kg.retrieval.citations` describes.
 """
@@ -19,6 +20,7 @@ from nara_kg.generation.community_report import CommunityReport
 from nara_kg.retrieval.citations import AnswerCitation
 from nara_kg.retrieval.classify import RequestKind
 from nara_kg.retrieval.filters import SearchFilters
+from nara_kg.retrieval.followup import Resolution
 from nara_kg.retrieval.global_search import Point
 from nara_kg.retrieval.search import SearchHit
 
@@ -212,6 +214,8 @@ class AskResponse:
     #: Global mode: the reports read and cited; None in local mode.
     global_sources: GlobalSources | None = None
     fallback: Fallback | None = None
+    #: A follow-up question, and the standalone question and filters it was read as.
+    follow_up: Resolution | None = None
     #: One per answer sentence, in answer order (see :mod:`nara_kg.retrieval.citations`).
     answer_citations: tuple[AnswerCitation, ...] = ()
 
@@ -240,4 +244,10 @@ class AskResponse:
         data["latency_ms"] = self.latency_ms
         if self.fallback is not None:
             data["fallback"] = self.fallback.to_dict()
+        if self.follow_up is not None and self.follow_up.follow_up:
+            data["follow_up"] = {
+                "question": self.follow_up.question,
+                "resolved_by": self.follow_up.resolved_by,
+                "focus": list(self.follow_up.focus),
+            }
         return data

@@ -37,6 +37,7 @@ from neo4j import Driver
 
 from nara_kg.errors import QueryError
 from nara_kg.graph import search as cypher
+from nara_kg.retrieval.cards import CardFacts, body_text, card_facts, excerpt
 from nara_kg.retrieval.entity_path import EntityPath
 from nara_kg.retrieval.entity_path import entity_path as find_entity_path
 from nara_kg.retrieval.filters import NO_FILTERS, SearchFilters, filter_parameters
@@ -95,6 +96,19 @@ def lucene_query(text: str) -> str:
     return " ".join(_LUCENE_SPECIAL.sub(r"\\\1", w) for w in informative_terms(text))
 
 
+def in_rank_order(ranked: Sequence[tuple[str, float]]) -> list[tuple[str, float]]:
+    """The ranking with scores that never rise down the list: a record the exact match moved
+    up scores at least as high as every record below it (its own score when higher), so the
+    scores a reader sees agree with the order."""
+    out: list[tuple[str, float]] = []
+    floor = float("-inf")
+    for key, score in reversed(ranked):
+        floor = max(floor, score)
+        out.append((key, floor))
+    out.reverse()
+    return out
+
+
 def reciprocal_rank_fusion(
     rankings: Sequence[Sequence[str]], k: int = RRF_K
 ) -> list[tuple[str, float]]:
@@ -131,6 +145,10 @@ class SearchHit:
     dates_inherited: bool = False
     #: `generalRecordsTypes` ("Textual Records", "Photographs and other Graphic Materials", ...).
     materials: list[str] = field(default_factory=list)
+    #: The sentence of the retrieved text that matched the query, else the text's start.
+    excerpt: str | None = None
+    #: What the record's card shows: scans online, restrictions, the holding archive.
+    card: CardFacts = field(default_factory=CardFacts)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -427,7 +445,7 @@ def local_search(
     if facts.any:
         fused, exact_chunk = _exact_rerank(driver, database, fused, facts, known=known, extra=exact)
         chunk_for = {**exact_chunk, **chunk_for}
-    fused = fused[:k]
+    fused = in_rank_order(fused[:k])
     expanded = {
         str(row["naId"]): row
         for row in cypher.expand_hits(driver, database, [chunk_for[key] for key, _ in fused])
@@ -456,6 +474,8 @@ def local_search(
                 date_end=row["dateEnd"],
                 dates_inherited=bool(row["datesInherited"] and row["dateStart"]),
                 materials=list(row["materials"] or []),
+                excerpt=excerpt(query, body_text(row["textList"])),
+                card=card_facts(row["card"]),
             )
         )
     return SearchResult(query, hits, (time.perf_counter() - started) * 1000.0, path)

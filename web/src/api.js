@@ -24,6 +24,7 @@ async function call(method, path, payload) {
 
 export const api = {
   health: () => call("GET", "/api/health"),
+  examples: () => call("GET", "/api/examples"),
   ask: (request) => call("POST", "/api/ask", request),
   search: (request) => call("POST", "/api/search", request),
   record: (naId) => call("GET", `/api/records/${encodeURIComponent(String(naId))}`),

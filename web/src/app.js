@@ -1,7 +1,7 @@
 // The chat page: the conversation, the filters, and the knowledge-network panel.
 
 import { api } from "./api.js";
-import { clear, inertText } from "./dom.js";
+import { clear, el, inertText } from "./dom.js";
 import { NetworkPanel } from "./graph.js";
 import { answerBubble, errorBubble, pendingBubble, userBubble } from "./render.js";
 
@@ -27,6 +27,36 @@ function readFilters() {
 function describeFilters(filters) {
   const count = Object.keys(filters).length;
   return count ? `(${count} active)` : "";
+}
+
+// The conversation the API reads follow-ups against: the last few turns, each with the
+// records its answer cited, then those it found first (the API is stateless).
+const MAX_TURNS = 6;
+const MAX_TURN_RECORDS = 20;
+const MAX_ANSWER_CHARS = 4000;
+
+export function turnOf(response) {
+  const cited = (response.answer_citations || []).map((citation) => Number(citation.na_id));
+  const found = (response.records || []).map((record) => Number(record.naId));
+  const naIds = [...new Set([...cited, ...found])].filter((id) => id > 0)
+    .slice(0, MAX_TURN_RECORDS);
+  return {
+    // A follow-up is remembered as the standalone question it was read as, so the next
+    // follow-up builds on that.
+    question: (response.follow_up && response.follow_up.question) || response.question,
+    answer: response.answer ? String(response.answer).slice(0, MAX_ANSWER_CHARS) : null,
+    na_ids: naIds,
+    filters: response.filters || {},
+  };
+}
+
+// How the status line names who writes the answers.
+export function answeredBy(llm) {
+  const [backend, model] = String(llm || "").split(":");
+  if (!backend || backend === "extractive") {
+    return "answers quoted from the records themselves (no language model)";
+  }
+  return `answers written by the language model ${model || backend}, from the records`;
 }
 
 function scrollToEnd() {
@@ -60,6 +90,8 @@ function main() {
     $("filter-summary").textContent = describeFilters(readFilters());
   }
 
+  let history = [];
+
   async function ask(question) {
     const conversation = $("conversation");
     conversation.append(userBubble(question));
@@ -67,6 +99,7 @@ function main() {
     conversation.append(pending);
     scrollToEnd();
     const request = { question, mode: $("mode").value, filters: readFilters() };
+    if (history.length) request.history = history.slice(-MAX_TURNS);
     const k = Number($("k").value);
     if (k) request.k = k;
     if ($("level").value !== "") request.level = Number($("level").value);
@@ -77,6 +110,10 @@ function main() {
         ? answerBubble(reply.body, actions)
         : errorBubble(reply.body.error || `HTTP ${reply.status}`);
       pending.replaceWith(bubble);
+      if (reply.ok) {
+        history = [...history, turnOf(reply.body)].slice(-MAX_TURNS);
+        $("new-conversation").disabled = false;
+      }
       if (reply.ok && reply.body.provenance.nodes.length) network.draw(reply.body);
     } finally {
       $("ask-button").disabled = false;
@@ -97,6 +134,17 @@ function main() {
       $("ask-form").requestSubmit();
     }
   });
+  $("new-conversation").disabled = true;
+  $("new-conversation").addEventListener("click", () => {
+    history = [];
+    $("new-conversation").disabled = true;
+    $("conversation").append(el("div", {
+      className: "bubble system new-topic",
+      text: "New conversation: the next question starts afresh.",
+    }));
+    scrollToEnd();
+    $("question").focus();
+  });
   $("filter-form").addEventListener("change", updateFilterSummary);
   $("filter-form").addEventListener("submit", (event) => event.preventDefault());
   $("within").addEventListener("input", () => { $("within-title").textContent = ""; });
@@ -106,16 +154,36 @@ function main() {
     updateFilterSummary();
   });
 
+  showExamples(ask);
   api.health().then((reply) => {
     const status = $("status");
     clear(status);
     if (reply.ok) {
       const graph = reply.body.graph;
-      status.textContent = `${graph.records} records, ${graph.communities} communities; ` +
-        `answers by ${reply.body.llm}`;
+      status.textContent = `${graph.records.toLocaleString("en-US")} records` +
+        (graph.communities ? `, grouped into ${graph.communities.toLocaleString("en-US")} themes` : "") +
+        `; ${answeredBy(reply.body.llm)}`;
     } else {
       status.textContent = reply.body.neo4j || reply.body.error || "the server is not available";
       status.classList.add("unavailable");
+    }
+  });
+}
+
+function showExamples(ask) {
+  api.examples().then((reply) => {
+    const box = $("examples");
+    clear(box);
+    if (!reply.ok || !reply.body.questions.length) return;
+    box.append(el("span", { className: "examples-label", text: "Try, from these records: " }));
+    for (const question of reply.body.questions) {
+      const button = el("button", {
+        className: "example",
+        text: question,
+        attrs: { type: "button" },
+      });
+      button.addEventListener("click", () => ask(question));
+      box.append(button);
     }
   });
 }

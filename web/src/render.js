@@ -82,6 +82,59 @@ function authorityList(authorities) {
   return list;
 }
 
+function isWebUrl(url) {
+  try {
+    const parsed = new URL(String(url));
+    return parsed.protocol === "https:" || parsed.protocol === "http:";
+  } catch {
+    return false;
+  }
+}
+
+// "online: 3 PDF / 1 JPEG", then a link to each object listed.
+function onlineLinks(card) {
+  const objects = (card.online || []).filter((object) => isWebUrl(object.url));
+  if (!card.online_count || !objects.length) return null;
+  const formats = Object.entries(card.online_formats || {})
+    .map(([format, count]) => `${count} ${format}`).join(" / ");
+  const seen = {};
+  const links = objects.map((object) => {
+    seen[object.format] = (seen[object.format] || 0) + 1;
+    return el("a", {
+      className: "online-link",
+      text: `${object.format} ${seen[object.format]}`,
+      attrs: { href: object.url, target: "_blank", rel: "noopener noreferrer" },
+    });
+  });
+  const more = card.online_count > objects.length
+    ? el("span", { className: "online-more", text: `+${card.online_count - objects.length} more` })
+    : null;
+  return el("div", { className: "record-online" }, [
+    el("span", { className: "online-summary", text: `online: ${formats || card.online_count}` }),
+    ...links,
+    more,
+  ]);
+}
+
+const UNRESTRICTED = "Unrestricted";
+
+function restrictions(card) {
+  const parts = [];
+  if (card.access_restriction) parts.push(["access", card.access_restriction]);
+  if (card.use_restriction) {
+    const kinds = (card.use_restrictions || []).length ? ` (${card.use_restrictions.join(", ")})` : "";
+    parts.push(["use", card.use_restriction + kinds]);
+  }
+  if (!parts.length) return null;
+  return el("div", { className: "record-restrictions" }, parts.map(([kind, status]) =>
+    el("span", {
+      className: `restriction ${kind}` +
+        (status.startsWith(UNRESTRICTED) ? " unrestricted" : " restricted"),
+      text: `${kind === "access" ? "Access" : "Use"}: ${status}`,
+      attrs: { "data-kind": kind },
+    })));
+}
+
 export function recordCard(record, actions) {
   const dates = formatDates(record.date_start, record.date_end);
   const meta = el("div", { className: "record-meta" }, [
@@ -101,6 +154,7 @@ export function recordCard(record, actions) {
     el("span", { className: "record-naid", text: `naId ${record.naId}` }),
   ]);
   const title = catalogLink(record.naId, record.title, "record-title");
+  const facts = record.card || {};
   const card = el("li", {
     className: "record",
     attrs: {
@@ -109,7 +163,18 @@ export function recordCard(record, actions) {
       "data-date-start": record.date_start || "",
       "data-date-end": record.date_end || "",
     },
-  }, [title, meta, breadcrumb(record, actions), authorityList(record.authorities)]);
+  }, [
+    title,
+    meta,
+    record.excerpt ? el("p", { className: "record-excerpt", text: record.excerpt }) : null,
+    onlineLinks(facts),
+    restrictions(facts),
+    facts.holding_archive
+      ? el("div", { className: "record-holding", text: `Held by: ${facts.holding_archive}` })
+      : null,
+    breadcrumb(record, actions),
+    authorityList(record.authorities),
+  ]);
   card.addEventListener("mouseenter", () => actions.highlight(`record:${record.naId}`));
   return card;
 }
@@ -139,6 +204,72 @@ function communityCard(report, actions) {
   ]);
   card.addEventListener("mouseenter", () => actions.highlight(`community:${report.id}`));
   return card;
+}
+
+let bubbles = 0;
+const MARKER = /\[(\d{1,3})\]/g;
+
+// The cited card: scrolled to, flashed, and its node highlighted in the network.
+function showSource(card, naId, actions) {
+  card.scrollIntoView({ block: "nearest", behavior: "smooth" });
+  card.classList.remove("flash");
+  void card.offsetWidth; // restart the animation
+  card.classList.add("flash");
+  actions.highlight(`record:${naId}`);
+}
+
+function citationLink(citation, cards, actions) {
+  const card = cards.get(Number(citation.na_id));
+  const label = `[${citation.marker}]`;
+  const attrs = {
+    "data-marker": citation.marker,
+    "data-na-id": citation.na_id,
+    title: citation.title ? `Source: ${citation.title}` : `Source: record ${citation.na_id}`,
+  };
+  if (!card) return catalogLink(citation.na_id, label, "citation");
+  const link = el("a", { className: "citation", text: label, attrs: { ...attrs, href: `#${card.id}` } });
+  link.addEventListener("click", (event) => {
+    event.preventDefault();
+    showSource(card, citation.na_id, actions);
+  });
+  return link;
+}
+
+// The answer with each inline marker ("... 1944. [1]") made a link to the card it cites; a
+// bracketed number that is no citation stays text.
+function answerText(text, citations, cards, actions) {
+  const paragraph = el("p", { className: "answer-text" });
+  const byMarker = new Map(citations.map((citation) => [Number(citation.marker), citation]));
+  let last = 0;
+  for (const match of String(text).matchAll(MARKER)) {
+    const citation = byMarker.get(Number(match[1]));
+    if (!citation) continue;
+    paragraph.append(document.createTextNode(text.slice(last, match.index)));
+    paragraph.append(citationLink(citation, cards, actions));
+    last = match.index + match[0].length;
+  }
+  paragraph.append(document.createTextNode(text.slice(last)));
+  return paragraph;
+}
+
+// Mark each cited card as a source, with its markers: "source [1] [3]".
+function markSources(citations, cards) {
+  const markers = new Map();
+  for (const citation of citations) {
+    const key = Number(citation.na_id);
+    if (!cards.has(key)) continue;
+    markers.set(key, [...(markers.get(key) || []), citation.marker]);
+  }
+  for (const [naId, list] of markers) {
+    const card = cards.get(naId);
+    card.classList.add("source");
+    card.setAttribute("data-source-markers", list.join(" "));
+    const badge = el("span", {
+      className: "source-badge",
+      text: `source ${list.map((marker) => `[${marker}]`).join(" ")}`,
+    });
+    card.querySelector(".record-title").after(badge);
+  }
 }
 
 export function answerBubble(response, actions) {
@@ -178,11 +309,26 @@ export function answerBubble(response, actions) {
       className: "answer-text",
       text: count ? `${count} records for your request:` : "No records match your request.",
     }));
-  } else {
-    bubble.append(el("p", {
-      className: response.refused ? "answer-text refusal" : "answer-text",
-      text: response.answer,
-    }));
+  }
+  bubbles += 1;
+  const cards = new Map();
+  for (const record of response.records || []) {
+    const card = recordCard(record, actions);
+    card.id = `answer-${bubbles}-record-${record.naId}`;
+    if (!cards.has(Number(record.naId))) cards.set(Number(record.naId), card);
+  }
+  const citations = response.refused ? [] : response.answer_citations || [];
+  if (!showRecords) {
+    if (response.follow_up) {
+      bubble.append(el("p", {
+        className: "follow-up-note",
+        text: `Read as a follow-up: “${response.follow_up.question}”`,
+      }));
+    }
+    const answer = answerText(response.answer || "", citations, cards, actions);
+    if (response.refused) answer.classList.add("refusal");
+    bubble.append(answer);
+    markSources(citations, cards);
   }
   const filters = Object.entries(response.filters || {});
   if (filters.length) {
@@ -193,8 +339,7 @@ export function answerBubble(response, actions) {
   }
   if (response.records && response.records.length) {
     bubble.append(el("h3", { text: showRecords ? "Records" : "Records used" }));
-    bubble.append(el("ol", { className: "records" },
-      response.records.map((record) => recordCard(record, actions))));
+    bubble.append(el("ol", { className: "records" }, [...cards.values()]));
   }
   if (response.community_reports && response.community_reports.length) {
     bubble.append(el("h3", { text: "Communities cited" }));

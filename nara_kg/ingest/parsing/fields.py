@@ -9,7 +9,8 @@ key sets that say which JSON shapes are valid. Decisions that the seed and the d
   reads `findingAidType` or `findingAidtype` (both spellings exist in secondary sources).
 * Every description type also gets the creators fields, `ancestors` and `source`; a
   recordGroup or collection reads `referenceUnits[]` at top level and falls back to
-  `physicalOccurrences[].referenceUnits[]`.
+  `physicalOccurrences[].referenceUnits[]`; an item, file unit or series also gets
+  `name_referenceUnits` (read from there), the holding archive a result card shows.
 """
 
 from __future__ import annotations
@@ -236,6 +237,8 @@ ITEM_FIELDS: Final[dict[str, FieldSpec]] = _fields(
     "copyStatus_physicalOccurrences",
     "extent_physicalOccurrences",
     "physicalOccurrenceNote_physicalOccurrences",
+    # The holding archive, for result cards (physicalOccurrences[].referenceUnits[]).
+    "name_referenceUnits",
 )
 
 FILE_UNIT_FIELDS: Final[dict[str, FieldSpec]] = _fields(
@@ -286,6 +289,8 @@ FILE_UNIT_FIELDS: Final[dict[str, FieldSpec]] = _fields(
     "copyStatus_physicalOccurrences",
     "extent_physicalOccurrences",
     "physicalOccurrenceNote_physicalOccurrences",
+    # The holding archive, for result cards (physicalOccurrences[].referenceUnits[]).
+    "name_referenceUnits",
     "recordsCenterTransferNumbers",
     "scaleNote",
     "scopeAndContentNote",
@@ -351,6 +356,8 @@ SERIES_FIELDS: Final[dict[str, FieldSpec]] = _fields(
     "copyStatus_physicalOccurrences",
     "extent_physicalOccurrences",
     "physicalOccurrenceNote_physicalOccurrences",
+    # The holding archive, for result cards (physicalOccurrences[].referenceUnits[]).
+    "name_referenceUnits",
     "recordsCenterTransferNumbers",
     "scaleNote",
     "soundType",
