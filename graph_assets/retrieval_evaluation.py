@@ -6,7 +6,7 @@ from typing import Any
 
 import dagster as dg
 
-from graph_assets.common import GROUP, OWNERS, table, timed
+from graph_assets.common import GRAPH_GROUP, OWNERS, table, timed
 from graph_assets.community_reports import community_reports
 from graph_assets.relationships import (
     authority_relationships,
@@ -25,7 +25,7 @@ MIN_MRR_AT_10 = 0.4
 
 
 @dg.asset(
-    group_name=GROUP,
+    group_name=GRAPH_GROUP,
     kinds={"python", "neo4j"},
     owners=OWNERS,
     deps=[
