@@ -336,6 +336,7 @@ class _Stages:
 
     def data_versions(self, partition_keys: list[str]) -> dict[dg.AssetKey, dg.DataVersion]:
         versions = data_versions(
+            self.paths.data_path,
             self.layout,
             partition_keys,
             max_body_chars=self.paths.max_body_chars,
