@@ -29,17 +29,19 @@ from typing import Any
 
 import dagster as dg
 
+from graph_assets import file_metadata
 from graph_assets.common import (
     EMBEDDING_MODEL_POOL,
     FILE_KINDS,
-    GROUP,
     OWNERS,
+    PER_FILE_GROUP,
     counts_table,
     table,
 )
+from graph_assets.file_versions import STAGE_CODE_VERSIONS, data_versions
 from graph_assets.partitions import files_of_run, input_files, is_full_rebuild
 from nara_kg.embedding.encoder import Embedder
-from nara_kg.ingest.inputs import FileVanished
+from nara_kg.ingest.inputs import FileVanished, file_id_of
 from nara_kg.ingest.layout import WorkLayout
 from nara_kg.ingest.stages import chunk_embeddings, chunks, parsed_records, raw_jsonl
 from resources import EmbeddingModel, PipelinePaths
@@ -62,7 +64,8 @@ K8S_GPU_TAGS = {
 FILE_SPECS = [
     dg.AssetSpec(
         RAW_JSONL,
-        group_name=GROUP,
+        code_version=STAGE_CODE_VERSIONS[RAW_JSONL.to_user_string()],
+        group_name=PER_FILE_GROUP,
         owners=OWNERS,
         kinds=FILE_KINDS,
         description=(
@@ -73,35 +76,40 @@ FILE_SPECS = [
     ),
     dg.AssetSpec(
         PARSED_RECORDS,
+        code_version=STAGE_CODE_VERSIONS[PARSED_RECORDS.to_user_string()],
         deps=[RAW_JSONL],
-        group_name=GROUP,
+        group_name=PER_FILE_GROUP,
         owners=OWNERS,
         kinds=FILE_KINDS,
         description=(
-            "The file's records, all ten types flattened to seed 000's property names, streamed "
-            "to one Parquet part; stubs for parents and referenced authorities; bad lines to the "
-            "file's rejects part (file, line, reason, raw text). Skipped when the content is "
-            "unchanged, except in the full rebuild. Core: "
+            "The file's records, all ten types flattened to one set of property names (the "
+            "graph's, e.g. `logicalDate_inclusiveStartDate`), streamed to one Parquet part; "
+            "stubs for parents and referenced authorities; bad lines to the file's rejects part "
+            "(file, line, reason, raw text). Skipped when the content is unchanged, except in "
+            "the full rebuild. Core: "
             "nara_kg.ingest.stages.parsed_records.parse_file."
         ),
     ),
     dg.AssetSpec(
         CHUNKS,
+        code_version=STAGE_CODE_VERSIONS[CHUNKS.to_user_string()],
         deps=[PARSED_RECORDS],
-        group_name=GROUP,
+        group_name=PER_FILE_GROUP,
         owners=OWNERS,
         kinds=FILE_KINDS,
         description=(
-            "Every record of the file split like the seed (recursive, 500 chars, no overlap) "
+            "Every record of the file split into pieces of at most 500 characters (recursive, "
+            "no overlap)"
             "with a search header (title, type, parent, dates) on every chunk, re-split by "
             "tokens so that no chunk exceeds the embedding model's maximum sequence length. "
-            "chunkId = '<naId>-<seq>'. Core: nara_kg.ingest.stages.chunks.chunk_file."
+            "chunkId = `<naId>-<seq>`. Core: nara_kg.ingest.stages.chunks.chunk_file."
         ),
     ),
     dg.AssetSpec(
         CHUNK_EMBEDDINGS,
+        code_version=STAGE_CODE_VERSIONS[CHUNK_EMBEDDINGS.to_user_string()],
         deps=[CHUNKS],
-        group_name=GROUP,
+        group_name=PER_FILE_GROUP,
         owners=OWNERS,
         kinds={"python", "parquet", "pytorch"},
         description=(
@@ -292,8 +300,55 @@ class _Stages:
             "chunks": result.chunks,
             "encoded": result.encoded,
             "reused": result.reused,
+            "encoding_seconds": result.seconds_encoding,
             "chunks_per_second": round(result.chunks_per_second, 1),
         }
+
+    def file_metadata(
+        self, key: dg.AssetKey, work: _FileWork, row: dict[str, Any]
+    ) -> dict[str, Any]:
+        """What the file's own partition of `key` shows: its figures and previews."""
+        seconds = work.seconds.get(key, 0.0)
+        file_id = file_id_of(work.rel_path)
+        if key == RAW_JSONL:
+            return file_metadata.raw_file_metadata(row, seconds)
+        if key == PARSED_RECORDS:
+            return file_metadata.parsed_file_metadata(
+                row,
+                work.parsed,
+                seconds,
+                layout=self.layout,
+                file_id=file_id,
+                max_body_chars=self.paths.max_body_chars,
+            )
+        if key == CHUNKS:
+            return file_metadata.chunk_file_metadata(
+                row,
+                work.chunked[0] if work.chunked else None,
+                work.preview,
+                seconds,
+                layout=self.layout,
+                file_id=file_id,
+                token_limit=self.embedder.max_tokens,
+            )
+        return file_metadata.embedding_file_metadata(
+            row,
+            seconds + row["encoding_seconds"],
+            layout=self.layout,
+            file_id=file_id,
+            model_key=self.embedder.key,
+        )
+
+    def data_versions(self, partition_keys: list[str]) -> dict[dg.AssetKey, dg.DataVersion]:
+        versions = data_versions(
+            self.paths.data_path,
+            self.layout,
+            partition_keys,
+            max_body_chars=self.paths.max_body_chars,
+            model_key=self.embedder.key,
+            max_tokens=self.embedder.max_tokens,
+        )
+        return {key: versions[key.to_user_string()] for key in STAGE_ORDER}
 
     def metadata(self, key: dg.AssetKey, seconds: float) -> dict[str, Any]:
         rows = self.rows.get(key, [])
@@ -362,6 +417,16 @@ class _Stages:
             "chunks_per_second": dg.MetadataValue.float(round(rate, 1)),
             "parquet_dir": dg.MetadataValue.path(str(self.layout.vectors_dir)),
         }
+
+    def summary(self, key: dg.AssetKey) -> str:
+        """The run's totals of `key` in one line, for the run's log."""
+        rows = self.rows.get(key, [])
+        figures = {
+            name: sum(row[name] for row in rows)
+            for name in ("bytes", "lines", "records", "rejected", "chunks", "encoded", "reused")
+            if rows and name in rows[0]
+        }
+        return ", ".join(f"{name} {value}" for name, value in figures.items())
 
     @staticmethod
     def _sum(rows: list[dict[str, Any]]) -> Any:
@@ -458,10 +523,10 @@ def file_stages(
         context, paths.data_path, follow_external_links=paths.follow_external_links
     )
     seconds = dict.fromkeys(STAGE_ORDER, 0.0)
-    done: list[tuple[str, dict[dg.AssetKey, dict[str, Any]]]] = []
+    done: list[tuple[_FileWork, dict[dg.AssetKey, dict[str, Any]]]] = []
     failed: dict[str, str] = {}
     #: Chunked files whose texts are encoded together once they add up to a window.
-    window: list[tuple[dict[dg.AssetKey, dict[str, Any]], chunk_embeddings.PendingVectors]] = []
+    window: list[tuple[_FileWork, chunk_embeddings.PendingVectors]] = []
 
     def fail(rel_path: str, error: Exception) -> None:
         if len(files) == 1:
@@ -469,11 +534,11 @@ def file_stages(
         failed[rel_path] = f"{type(error).__name__}: {error}"
         context.log.error(f"{rel_path} failed: {failed[rel_path]}")
 
-    def finish(rel_path: str, rows: dict[dg.AssetKey, dict[str, Any]]) -> None:
-        reported = {key: row for key, row in rows.items() if key in selected}
+    def finish(work: _FileWork) -> None:
+        reported = {key: row for key, row in work.rows.items() if key in selected}
         for key, row in reported.items():
             stages.rows.setdefault(key, []).append(row)
-        done.append((rel_path, reported))
+        done.append((work, reported))
 
     def encode_window() -> None:
         started = time.perf_counter()
@@ -484,13 +549,13 @@ def file_stages(
                 fail(pending.rel_path, error)
             window.clear()
             return
-        for rows, pending in window:
+        for work, pending in window:
             try:
-                rows[CHUNK_EMBEDDINGS] = stages.write_vectors(pending)
+                work.rows[CHUNK_EMBEDDINGS] = stages.write_vectors(pending)
             except Exception as error:
                 fail(pending.rel_path, error)
                 continue
-            finish(pending.rel_path, rows)
+            finish(work)
         seconds[CHUNK_EMBEDDINGS] += time.perf_counter() - started
         context.log.info(f"file stages: {len(done) + len(failed)}/{len(files)} files done")
         window.clear()
@@ -506,9 +571,9 @@ def file_stages(
                 if work.vanished is not None:
                     continue
                 if work.pending is None:
-                    finish(work.rel_path, work.rows)
+                    finish(work)
                     continue
-                window.append((work.rows, work.pending))
+                window.append((work, work.pending))
                 if sum(len(pending.todo) for _, pending in window) >= EMBED_WINDOW_TEXTS:
                     prepared.settle()
                     encode_window()
@@ -518,23 +583,45 @@ def file_stages(
         # The embedder outlives the run (a resource): token ids kept for texts that no
         # window encoded (a failed window, reused vectors) must not outlive it too.
         stages.embedder.forget_token_ids()
+    for key in selected:
+        context.log.info(f"{key.to_user_string()} over {len(files)} files: {stages.summary(key)}")
     if failed or not partitioned:
         # Each finished file is recorded as its own partition, so a failure elsewhere in the
         # run leaves it materialized and only the failed files need another run.
-        for rel_path, rows in done:
+        for work, rows in done:
             for key, row in rows.items():
                 yield dg.AssetMaterialization(
                     asset_key=key,
-                    partition=rel_path,
-                    metadata={k: v for k, v in row.items() if isinstance(v, int | float | str)},
+                    partition=work.rel_path,
+                    metadata=stages.file_metadata(key, work, row),
                 )
     if failed:
         raise dg.Failure(
             description=f"{len(failed)} of {len(files)} files failed; the others are done",
             metadata={"failed_files": table([{"file": k, "error": v} for k, v in failed.items()])},
         )
+    versions = stages.data_versions(
+        context.instance.get_dynamic_partitions(input_files.name) if partitioned else files
+    )
+    if not partitioned:
+        # A run without partitions (the whole export) records the run's totals on one
+        # materialization without a partition; each file's partition got its own above.
+        for key in selected:
+            yield dg.MaterializeResult(
+                asset_key=key,
+                metadata=stages.metadata(key, seconds[key]),
+                data_version=versions[key],
+            )
+        return
+    # Each partition shows its own file's figures; Dagster adds them to that partition's
+    # materialization of the run's result.
+    for work, rows in done:
+        for key, row in rows.items():
+            context.add_asset_metadata(
+                stages.file_metadata(key, work, row), asset_key=key, partition_key=work.rel_path
+            )
     for key in selected:
-        yield dg.MaterializeResult(asset_key=key, metadata=stages.metadata(key, seconds[key]))
+        yield dg.MaterializeResult(asset_key=key, data_version=versions[key])
 
 
 FILE_ASSETS = [file_stages]

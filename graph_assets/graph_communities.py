@@ -1,13 +1,13 @@
 """The graph_communities asset: hierarchical Leiden communities over the record graph (the
 GraphRAG half starts here)."""
 
+from collections.abc import Mapping
 from typing import Any
 
 import dagster as dg
 
 from graph_assets.common import (
     GRAPH_KINDS,
-    counts_table,
     neo4j_writer_asset,
     table,
     timed,
@@ -16,6 +16,20 @@ from graph_assets.partitions import is_full_rebuild
 from graph_assets.relationships import authority_relationships, includes_relationships
 from nara_kg.build import communities as build_communities
 from resources import Neo4jResource, PipelinePaths
+
+
+def _bucket_bound(bucket: str) -> float:
+    """The size a bucket ("<= 10", "> 1000") goes up to: buckets sort by it, not as text."""
+    number = float(bucket.split()[-1])
+    return number + 0.5 if bucket.startswith(">") else number
+
+
+def size_distribution_rows(distribution: Mapping[str, int]) -> list[dict[str, Any]]:
+    """One row per size bucket of the finest communities, smallest sizes first."""
+    return [
+        {"size": bucket, "count": distribution[bucket]}
+        for bucket in sorted(distribution, key=_bucket_bound)
+    ]
 
 
 @neo4j_writer_asset(
@@ -31,8 +45,9 @@ from resources import Neo4jResource, PipelinePaths
         "Hierarchical Leiden (GDS, through the graphdatascience client) on an undirected "
         "projection of first chunks with Includes + authority relationships; fixed randomSeed "
         "and concurrency 1, so the same graph gives the same communities. Level 0 = finest. "
-        "(:Community {id: '<level>-<communityId>', level, size}); members -[:IN_COMMUNITY]-> "
-        "their finest community, each community -[:IN_COMMUNITY]-> its parent. Singletons get "
+        "`(:Community {id: '<level>-<communityId>', level, size})`; members "
+        "`-[:IN_COMMUNITY]->` their finest community, each community `-[:IN_COMMUNITY]->` its "
+        "parent. Singletons get "
         "no Community node; components are clustered separately by construction. When the "
         "projection's rows and the graph's communities are as the last run left them, Leiden "
         "is skipped (leiden_ran false), except in the full rebuild. Core: "
@@ -77,7 +92,9 @@ def graph_communities(
                     for level, count in result.communities_per_level.items()
                 ]
             ),
-            "level_0_size_distribution": counts_table(result.size_distribution, key="size"),
+            "level_0_size_distribution": table(
+                size_distribution_rows(result.size_distribution), limit=1_000
+            ),
             "records_in_a_community": result.members_with_community,
             "membership_added": result.write["added"],
             "membership_removed": result.write["removed"],

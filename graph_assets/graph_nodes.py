@@ -21,9 +21,9 @@ from resources import Neo4jResource, PipelinePaths
     deps=[record_selection, CHUNKS],
     description=(
         "One node per chunk of a chosen record, labelled Chunk + its record type (+ "
-        "recordWithText when its text is embedded), seed 000's properties; chunkId unique, "
-        "naId indexed. Only new or changed chunks are written (UNWIND + MERGE); chunks gone "
-        "from the input are deleted. Core: nara_kg.build.nodes.sync_nodes."
+        "recordWithText when its text is embedded) with the record's flattened properties; "
+        "chunkId unique, naId indexed. Only new or changed chunks are written (UNWIND + "
+        "MERGE); chunks gone from the input are deleted. Core: nara_kg.build.nodes.sync_nodes."
     ),
 )
 def graph_nodes(

@@ -7,7 +7,7 @@ import dagster as dg
 
 from graph_assets.common import (
     GRAPH_AUTOMATION,
-    GROUP,
+    GRAPH_GROUP,
     OWNERS,
     counts_table,
     table,
@@ -20,7 +20,7 @@ from resources import PipelinePaths
 
 
 @dg.asset(
-    group_name=GROUP,
+    group_name=GRAPH_GROUP,
     kinds={"python", "parquet"},
     owners=OWNERS,
     # After the chunks too: its checks cover the chunks the graph will be built from.

@@ -35,9 +35,10 @@ Severity policy
     ``NARA_KG_MAX_BODY_CHARS``; lists those that were.
   - ``includes_relationships_no_cycles``: no ancestor cycle had to be broken; lists those
     that were.
-  - ``retrieval_meets_thresholds``: hit@5 and MRR@10 of the question file reach their
-    minimums (checked by the retrieval_evaluation asset itself; skipped, passing, when there
-    is no question file).
+  - ``retrieval_meets_thresholds``: hit@5 and MRR@10 reach their minimums, over the question
+    file or, without one, over known-item questions generated from the export (checked by the
+    retrieval_evaluation asset itself); when nothing could be measured it fails as "not
+    evaluated", a warning, never a pass.
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import dagster as dg
 
+from graph_assets.file_versions import scanned_state
 from graph_assets.partitions import (
     INPUT_FILES_PARTITIONS,
     input_files,
@@ -83,6 +84,17 @@ def file_state(data_dir: str, *, follow_external_links: bool = False) -> dict[st
     return state
 
 
+def built_state(paths: PipelinePaths, rel_paths: list[str]) -> dict[str, str]:
+    """rel_path -> "size:mtime_ns" of each file as the file stages last scanned it (files never
+    scanned left out): what every build leaves, from the CLI, the UI or this sensor's runs."""
+    state: dict[str, str] = {}
+    for rel in rel_paths:
+        scanned = scanned_state(paths.layout, rel)
+        if scanned is not None:
+            state[rel] = scanned
+    return state
+
+
 def changes(before: Mapping[str, str], after: Mapping[str, str]) -> dict[str, list[str]]:
     return {
         "added": sorted(set(after) - set(before)),
@@ -101,18 +113,24 @@ def changes(before: Mapping[str, str], after: Mapping[str, str]) -> dict[str, li
         f"partitions for new files and requests a {KG_FILE_STAGES} run for each new or changed "
         f"one; deletes the partitions of removed files and requests {KG_GRAPH}, so their records "
         "leave the graph. The graph-wide assets follow the file runs through the automation "
-        "sensor. The cursor holds the last state seen, so no change is processed twice."
+        "sensor. A file counts as built when the file stages last scanned it at its present "
+        "size and modification time, whoever ran them (`nara-kg build`, the UI, this sensor), "
+        "so switching the sensor on after a build requests nothing until a file changes."
     ),
 )
 def input_files_sensor(
     context: dg.SensorEvaluationContext, paths: PipelinePaths
 ) -> dg.SensorResult:
-    before: dict[str, str] = json.loads(context.cursor) if context.cursor else {}
     after = file_state(paths.data_dir, follow_external_links=paths.follow_external_links)
-    diff = changes(before, after)
     known = set(context.instance.get_dynamic_partitions(INPUT_FILES_PARTITIONS))
-    # Files whose partition is missing (e.g. deleted by hand) count as added.
+    # What is built is read from what the builds left, not from this sensor's own memory:
+    # a file built by `nara-kg build` is as built as one this sensor asked for.
+    before = built_state(paths, sorted(known | set(after)))
+    diff = changes(before, after)
+    # Files whose partition is missing (e.g. deleted by hand) count as added; partitions whose
+    # file is gone are removed, scanned or not.
     diff["added"] = sorted(set(diff["added"]) | {rel for rel in after if rel not in known})
+    diff["removed"] = sorted(set(diff["removed"]) | (known - set(after)))
     if not any(diff.values()):
         return dg.SensorResult(skip_reason=f"no change in {len(after)} input files")
     invalid = [rel for rel in after if not valid_partition_key(rel)]

@@ -27,6 +27,7 @@ import dagster as dg
 
 from graph_assets import FILE_SPECS, GRAPH_WIDE_ASSETS, retrieval_evaluation
 from graph_assets.common import plain_metadata
+from graph_assets.file_metadata import run_totals
 from graph_assets.partitions import FULL, REBUILD_TAG, PartitionSync, input_files
 from graph_assets.partitions import sync_file_partitions as sync_partitions
 from jobs import CODE_LOCATION_MODULE, KG_FILE_STAGES, KG_FULL_REBUILD, KG_INCREMENTAL
@@ -266,18 +267,23 @@ def _outcome(
         partitions=sync,
         seconds=round(time.perf_counter() - started, 3),
     )
-    # A run over several partitions reports one result per partition: count each run once.
-    seen: set[tuple[str, str]] = set()
-    for run_id, event in _events(instance, run_ids, dg.DagsterEventType.ASSET_MATERIALIZATION):
+    # Per-file assets: each partition carries its own file's figures, added up here; a run
+    # without partitions also records its totals without a partition (left out, not counted
+    # twice). Graph-wide assets: the latest materialization.
+    per_file: dict[str, list[dict[str, Any]]] = {}
+    for _, event in _events(instance, run_ids, dg.DagsterEventType.ASSET_MATERIALIZATION):
         materialization = event.step_materialization_data.materialization
         asset = materialization.asset_key.to_user_string()
-        if (run_id, asset) in seen or event.step_key is None:
+        if event.step_key is None:
             continue
         metadata = plain_metadata(materialization.metadata)
-        if "seconds" not in metadata:  # a per-file record of a run without partitions
+        if asset in FILE_ASSET_KEYS:
+            if materialization.partition is not None:
+                per_file.setdefault(asset, []).append(metadata)
             continue
-        seen.add((run_id, asset))
-        outcome.assets[asset] = _merge(outcome.assets.get(asset), metadata, asset)
+        outcome.assets[asset] = metadata
+    for asset, files in per_file.items():
+        outcome.assets[asset] = run_totals(files)
     for _, event in _events(instance, run_ids, dg.DagsterEventType.ASSET_CHECK_EVALUATION):
         evaluation = event.event_specific_data
         if not evaluation.passed:
@@ -291,18 +297,3 @@ def _outcome(
         }
     )
     return outcome
-
-
-def _merge(before: dict[str, Any] | None, metadata: dict[str, Any], asset: str) -> dict[str, Any]:
-    """Per-file assets: numbers add up over the runs of one build; others: the latest."""
-    if before is None or asset not in FILE_ASSET_KEYS:
-        return metadata
-    merged = dict(before)
-    for key, value in metadata.items():
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            merged[key] = merged.get(key, 0) + value
-        elif isinstance(value, list) and isinstance(merged.get(key), list):
-            merged[key] = merged[key] + value
-        else:
-            merged.setdefault(key, value)
-    return merged

@@ -25,9 +25,12 @@ def test_code_location_loads(dagster_service: DagsterService) -> None:
     assert (status, error) == ("LOADED", None)
     assert "nara_kg:__repository__" in dagster_service.api.repositories()
     nodes = dagster_service.api.asset_nodes()
-    for asset in ("raw_jsonl", "parsed_records", "chunks", "graph_nodes", "vector_index"):
+    # Two groups: the stages of each file, and those over the whole graph.
+    for asset in FILE_ASSETS:
+        assert nodes[asset]["groupName"] == "per_file", (asset, nodes[asset]["groupName"])
+    for asset in ("record_selection", "graph_nodes", "vector_index", "retrieval_evaluation"):
         assert asset in nodes, sorted(nodes)
-        assert nodes[asset]["groupName"] == "knowledge_graph"
+        assert nodes[asset]["groupName"] == "graph", (asset, nodes[asset]["groupName"])
     data = dagster_service.api.execute(
         """
         query ($selector: RepositorySelector!) {

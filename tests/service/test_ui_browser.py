@@ -28,16 +28,16 @@ from tests.service.dagster_api import RUN_FINISHED
 
 pytestmark = [pytest.mark.integration, pytest.mark.e2e]
 
-#: Large enough that the lineage graph of the 14 assets is drawn with full asset nodes (at a
-#: smaller size it zooms out to name-only boxes).
-#: Large enough that Dagster draws the whole group at full detail (below some zoom it draws
-#: name-only boxes, and the group has 16 assets).
+#: Large enough that Dagster draws a whole group at full detail (below some zoom it draws
+#: name-only boxes).
 GRAPH_VIEWPORT = {"width": 3840, "height": 2160}
 PAGE_VIEWPORT = {"width": 1600, "height": 1200}
 UI_TIMEOUT_MS = 60_000
 SCREENSHOT_PREFIX = "service-ui-"
 
-GROUP_LINEAGE = "/locations/nara_kg/asset-groups/knowledge_graph/lineage"
+#: The per-file stages and the graph-wide ones are two groups, each with its lineage page.
+PER_FILE_LINEAGE = "/locations/nara_kg/asset-groups/per_file/lineage"
+GRAPH_LINEAGE = "/locations/nara_kg/asset-groups/graph/lineage"
 LAUNCH_OR_CONFIRM = re.compile("Launch runs to materialize|Additional assets will be materialized")
 #: The asset nodes of the lineage graph (CSS-module class names keep this prefix).
 ASSET_NODE = "[class*='AssetNode_assetNodeBox']"
@@ -98,24 +98,29 @@ def test_asset_graph_shows_the_partitions(built_service: DagsterService, page_fa
 
     n_files = len(input_partition_keys(built_service.data_dir))
     page = page_factory(GRAPH_VIEWPORT)
-    open_page(page, built_service, GROUP_LINEAGE)
-    nodes = page.locator(ASSET_NODE)
 
     def node_of(asset: str) -> Any:
+        nodes = page.locator(ASSET_NODE)
         return nodes.filter(has=page.get_by_text(asset, exact=True)).first
 
     try:
+        open_page(page, built_service, PER_FILE_LINEAGE)
         for asset in FILE_ASSETS:
             node = node_of(asset)
             expect(node).to_contain_text(f"{n_files} partitions")
             expect(node).to_contain_text("100% filled")
+    finally:  # what the page showed, also when an expectation failed
+        screenshot(page, "01-asset-graph-partitions")
+    try:
         # The graph-wide assets are not partitioned: each simply shows its materialization.
+        open_page(page, built_service, GRAPH_LINEAGE)
         for asset in GRAPH_ASSETS:
             node = node_of(asset)
             expect(node).to_contain_text("Materialized")
             expect(node).not_to_contain_text("partitions")
-    finally:  # what the page showed, also when an expectation failed
-        screenshot(page, "01-asset-graph-partitions")
+    finally:
+        screenshot(page, "01a-asset-graph-graph-wide")
+    open_page(page, built_service, PER_FILE_LINEAGE)
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     node = node_of("parsed_records")
     node.screenshot(path=str(SCREENSHOTS / f"{SCREENSHOT_PREFIX}01b-parsed-records-node.png"))

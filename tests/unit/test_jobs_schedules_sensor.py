@@ -53,6 +53,15 @@ def write(path: Path, text: str) -> None:
     path.write_text(text)
 
 
+def built(data: Path, *rel_paths: str) -> None:
+    """What a run of the file stages leaves for each file: its scan (size, mtime, hash)."""
+    from nara_kg.ingest.stages import raw_jsonl
+
+    layout = PipelinePaths(data_dir=str(data), work_dir=str(data / "work")).layout
+    for rel in rel_paths:
+        raw_jsonl.scan_file(data, rel, layout)
+
+
 def test_sensor_keeps_one_partition_per_file_and_requests_each_change_once(
     tmp_path: Path,
 ) -> None:
@@ -65,8 +74,12 @@ def test_sensor_keeps_one_partition_per_file_and_requests_each_change_once(
         (KG_FILE_STAGES, first_file)
     ]
     assert instance.get_dynamic_partitions(INPUT_FILES_PARTITIONS) == [first_file]
-    # Same files: nothing is requested again.
-    same = evaluate(instance, data, first.cursor)
+    # Until its run has built it, the file is asked for under the same run key (which Dagster
+    # launches once); once built, nothing is requested.
+    again = evaluate(instance, data, first.cursor)
+    assert [r.run_key for r in again.run_requests] == [first.run_requests[0].run_key]
+    built(data, first_file)
+    same = evaluate(instance, data, again.cursor)
     assert not same.run_requests and same.skip_reason
     # A new file and a changed file: one run per file, with new run keys.
     person = "authority-records/person/person-1.jsonl"
@@ -74,11 +87,12 @@ def test_sensor_keeps_one_partition_per_file_and_requests_each_change_once(
     changed = data / first_file
     changed.write_text('{"record": {"naId": 1}}\n')
     os.utime(changed, ns=(1, 10**18))
-    second = evaluate(instance, data, first.cursor)
+    second = evaluate(instance, data, same.cursor)
     assert sorted(r.partition_key for r in second.run_requests) == [person, first_file]
     assert {r.tags[CHANGE_TAG] for r in second.run_requests} == {"added", "changed"}
     assert first.run_requests[0].run_key not in {r.run_key for r in second.run_requests}
     assert set(instance.get_dynamic_partitions(INPUT_FILES_PARTITIONS)) == {first_file, person}
+    built(data, first_file, person)
     # A removed file loses its partition, and the graph-wide job takes its records out.
     changed.unlink()
     third = evaluate(instance, data, second.cursor)
