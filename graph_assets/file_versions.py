@@ -26,13 +26,14 @@ import dagster as dg
 from nara_kg.ingest.chunking import SEED_CHUNK_OVERLAP, SEED_CHUNK_SIZE
 from nara_kg.ingest.inputs import file_id_of, sha256_of
 from nara_kg.ingest.layout import WorkLayout
+from nara_kg.ingest.parsing.parse import PARSER_VERSION
 from nara_kg.ingest.stages.common import read_json, write_json
 
 #: Stage -> code version. Raise a stage's version when its output for the same input changes
 #: (a new column, a different split): Dagster then shows it, and what reads it, as changed.
 STAGE_CODE_VERSIONS: Mapping[str, str] = {
     "raw_jsonl": "raw_jsonl-1",
-    "parsed_records": "parsed_records-1",
+    "parsed_records": f"parsed_records-{PARSER_VERSION}",
     "chunks": "chunks-1",
     "chunk_embeddings": "chunk_embeddings-1",
 }

@@ -139,3 +139,28 @@ def test_a_file_parsed_before_line_digests_existed_is_parsed_whole_once(
     second, _ = _parse(data, layout, target)
     assert second.lines_reused == 0 and len(calls) == second.lines > 0
     assert layout.line_digests(file.file_id).exists()
+
+
+@pytest.mark.parametrize("old_version", [None, 1])
+def test_parts_of_an_older_parser_are_parsed_again_unchanged_file_or_not(
+    export: tuple[Path, WorkLayout, Path],
+    monkeypatch: pytest.MonkeyPatch,
+    old_version: int | None,
+) -> None:
+    data, layout, target = export
+    first, file = _parse(data, layout, target)
+    assert first.parser_version == parsed_records.PARSER_VERSION
+    stats_path = layout.parse_stats(file.file_id)
+    stored = json.loads(stats_path.read_text(encoding="utf-8"))
+    if old_version is None:  # written before parsers had a version
+        stored.pop("parser_version")
+    else:
+        stored["parser_version"] = old_version
+    stats_path.write_text(json.dumps(stored), encoding="utf-8")
+
+    calls = _calls_to_parse_line(monkeypatch)
+    second, _ = _parse(data, layout, target)  # same bytes: only the parser differs
+    assert second.parsed and second.lines_reused == 0 and len(calls) == second.lines > 0
+    calls.clear()
+    third, _ = _parse(data, layout, target)
+    assert not third.parsed and calls == []

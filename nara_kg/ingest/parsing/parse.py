@@ -53,6 +53,12 @@ from nara_kg.ingest.parsing.values import (
 from nara_kg.model import schema
 from nara_kg.model.schema import RecordKind
 
+#: Raise when the rows parsed from the same line change (a new property, another date rule):
+#: parts written by an older parser are then parsed again instead of reused, so an incremental
+#: build on an existing work folder gives the graph a fresh one would. 2: title-stated dates
+#: of file units and items, and the holding archive (reference units) of descriptions.
+PARSER_VERSION: Final = 2
+
 NO_RECORD_REASON: Final = (
     "no record object (expected {'record': ...} or {'_source': {'record': ...}})"
 )

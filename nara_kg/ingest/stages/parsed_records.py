@@ -15,6 +15,7 @@ import pyarrow.parquet as pq
 
 from nara_kg.ingest.inputs import FileVanished, InputFile
 from nara_kg.ingest.layout import WorkLayout
+from nara_kg.ingest.parsing.parse import PARSER_VERSION
 from nara_kg.ingest.parsing.readers import iter_file, iter_lines_with, parse_line
 from nara_kg.ingest.parsing.results import ParsedRecord, Rejected
 from nara_kg.ingest.records import (
@@ -45,6 +46,7 @@ class FileParseResult(ParseStats):
     sha256: str = ""
     seconds: float = 0.0
     max_body_chars: int = DEFAULT_MAX_BODY_CHARS
+    parser_version: int = PARSER_VERSION
 
     @classmethod
     def from_json(cls, known: dict[str, Any]) -> FileParseResult:
@@ -135,6 +137,15 @@ def _items(
     return iter_lines_with(file.path, reuse, display_name=file.rel_path)
 
 
+def _same_parse_settings(known: dict[str, Any], max_body_chars: int) -> bool:
+    """Whether the last parse used this body limit and this parser (stats written before the
+    parser had a version count as version 1)."""
+    return (
+        known.get("max_body_chars", DEFAULT_MAX_BODY_CHARS) == max_body_chars
+        and known.get("parser_version", 1) == PARSER_VERSION
+    )
+
+
 def parse_file(
     file: InputFile,
     layout: WorkLayout,
@@ -153,7 +164,7 @@ def parse_file(
         not force
         and known is not None
         and known.get("sha256") == file.sha256
-        and known.get("max_body_chars", DEFAULT_MAX_BODY_CHARS) == max_body_chars
+        and _same_parse_settings(known, max_body_chars)
         and parquet_readable(records_path)
         and parquet_readable(rejects_path)
     ):
@@ -162,11 +173,7 @@ def parse_file(
     digests_path = layout.line_digests(file.file_id)
     reuse: LineReuse | _Digesting | None = None
     if not file.path.name.lower().endswith(".zip"):  # members number their lines each from 1
-        same_limit = (
-            known is not None
-            and known.get("max_body_chars", DEFAULT_MAX_BODY_CHARS) == max_body_chars
-        )
-        if not force and known is not None and same_limit:
+        if not force and known is not None and _same_parse_settings(known, max_body_chars):
             reuse = LineReuse.load(records_path, digests_path, known)
         if reuse is None:
             reuse = _Digesting()
