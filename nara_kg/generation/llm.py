@@ -15,8 +15,10 @@ so an unchanged community is never regenerated and a re-run costs nothing.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import socket
 import sqlite3
 import threading
 import time
@@ -34,6 +36,13 @@ TRANSFORMERS_BACKEND = "transformers"
 MAX_RETRY_AFTER_S = 60.0
 #: How much of an error response body goes into an exception message.
 ERROR_BODY_CHARS = 300
+#: A reply's message may hold at most this many characters per requested token (a token is
+#: about 4 characters of English; the margin is for long words and other scripts).
+MAX_REPLY_CHARS_PER_TOKEN = 8
+#: The raw response may be this many bytes per allowed character (JSON escapes a non-ASCII
+#: character as \uXXXX), plus an envelope for the rest of the JSON.
+MAX_REPLY_BYTES_PER_CHAR = 6
+REPLY_ENVELOPE_BYTES = 16_384
 
 
 class LLMError(RuntimeError):
@@ -161,7 +170,10 @@ class OpenAICompatibleLLM:
         self._api_key = api_key
         self._semaphore = threading.BoundedSemaphore(max_concurrency)
         self._sleep = sleep
-        self._client = httpx.Client(trust_env=False)
+        # No keep-alive: the deadline watchdog needs each request's socket from its connect.
+        self._client = httpx.Client(
+            trust_env=False, limits=httpx.Limits(max_keepalive_connections=0)
+        )
 
     @property
     def url(self) -> str:
@@ -191,8 +203,12 @@ class OpenAICompatibleLLM:
         for attempt in range(self.max_retries + 1):
             attempts += 1
             try:
-                with self._semaphore:
+                if not self._semaphore.acquire(timeout=max(deadline - time.monotonic(), 0.0)):
+                    raise _RetryableError("no request slot free within the time budget")
+                try:
                     payload = self._post(body, deadline)
+                finally:
+                    self._semaphore.release()
                 return self._content(payload)
             except _RetryableError as error:
                 last_error = str(error)
@@ -210,6 +226,15 @@ class OpenAICompatibleLLM:
             )
         )
 
+    @property
+    def max_reply_chars(self) -> int:
+        """The longest message content accepted (a few times `max_tokens`)."""
+        return MAX_REPLY_CHARS_PER_TOKEN * int(self.params["max_tokens"])
+
+    @property
+    def max_reply_bytes(self) -> int:
+        return MAX_REPLY_BYTES_PER_CHAR * self.max_reply_chars + REPLY_ENVELOPE_BYTES
+
     def _post(self, body: bytes, deadline: float) -> str:
         import httpx
 
@@ -220,21 +245,62 @@ class OpenAICompatibleLLM:
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
         timeout = httpx.Timeout(remaining, connect=min(self.connect_timeout_s, remaining))
+        # httpx's timeouts bound each socket read, so a server that drips its headers or body a
+        # byte at a time never trips them: a watchdog shuts the socket down at the deadline.
+        watchdog = _DeadlineWatchdog(deadline)
         try:
-            response = self._client.post(self.url, content=body, headers=headers, timeout=timeout)
+            with (
+                watchdog,
+                self._client.stream(
+                    "POST",
+                    self.url,
+                    content=body,
+                    headers=headers,
+                    timeout=timeout,
+                    extensions={"trace": watchdog.trace},
+                ) as response,
+            ):
+                data = self._read_capped(response)
         except httpx.TimeoutException as error:
             raise _RetryableError(f"timed out ({type(error).__name__})") from None
         except httpx.TransportError as error:
+            if watchdog.fired:
+                raise _RetryableError(
+                    f"timed out (no full reply within {self.timeout_s:g}s)"
+                ) from None
             raise _RetryableError(
                 f"connection error: {type(error).__name__}: {self._redact(str(error))}"
             ) from None
+        text = data.decode(response.encoding or "utf-8", errors="replace")
         if response.status_code >= 400:
-            detail = self._redact(response.text[:ERROR_BODY_CHARS])
+            detail = self._redact(text[:ERROR_BODY_CHARS])
             message = f"HTTP {response.status_code} {response.reason_phrase}: {detail}"
             if response.status_code == 429 or response.status_code >= 500:
                 raise _RetryableError(message, _retry_after(response.headers))
             raise LLMError(f"{self.url}: model {self.model!r}: {message}")
-        return response.text
+        return text
+
+    def _read_capped(self, response: Any) -> bytes:
+        """The response body, or LLMError as soon as it passes :attr:`max_reply_bytes` (a
+        reply that long is not an answer to a prompt with this `max_tokens`)."""
+        limit = self.max_reply_bytes
+        declared = response.headers.get("Content-Length")
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            raise LLMError(self._too_long(f"{int(declared)} bytes declared"))
+        parts: list[bytes] = []
+        size = 0
+        for part in response.iter_bytes():
+            size += len(part)
+            if size > limit:
+                raise LLMError(self._too_long(f"over {limit} bytes"))
+            parts.append(part)
+        return b"".join(parts)
+
+    def _too_long(self, what: str) -> str:
+        return (
+            f"{self.url}: model {self.model!r}: reply too long ({what}; at most "
+            f"{self.max_reply_chars} characters for max_tokens={self.params['max_tokens']})"
+        )
 
     def _content(self, payload: str) -> str:
         try:
@@ -247,7 +313,56 @@ class OpenAICompatibleLLM:
             ) from None
         if not isinstance(content, str):
             raise LLMError(f"{self.url}: model {self.model!r}: message content is not text")
+        if len(content) > self.max_reply_chars:
+            raise LLMError(self._too_long(f"{len(content)} characters"))
         return content
+
+
+class _DeadlineWatchdog:
+    """Shuts the request's socket down at `deadline`, which ends any read in progress.
+
+    The socket comes from httpx's `trace` extension when the connection opens (or turns to
+    TLS); a pooled connection reused without a new connect is not watched, so the client that
+    uses this keeps no connections alive between requests.
+    """
+
+    def __init__(self, deadline: float) -> None:
+        self._deadline = deadline
+        self._lock = threading.Lock()
+        self._socket: socket.socket | None = None
+        self._timer: threading.Timer | None = None
+        self.fired = False
+
+    def trace(self, event: str, info: Mapping[str, Any]) -> None:
+        if event not in ("connection.connect_tcp.complete", "connection.start_tls.complete"):
+            return
+        stream = info.get("return_value")
+        sock = stream.get_extra_info("socket") if stream is not None else None
+        if isinstance(sock, socket.socket):
+            with self._lock:
+                self._socket = sock
+                if self.fired:
+                    self._shutdown()
+
+    def _fire(self) -> None:
+        with self._lock:
+            self.fired = True
+            self._shutdown()
+
+    def _shutdown(self) -> None:
+        if self._socket is not None:
+            with contextlib.suppress(OSError):  # already closed
+                self._socket.shutdown(socket.SHUT_RDWR)
+
+    def __enter__(self) -> _DeadlineWatchdog:
+        self._timer = threading.Timer(max(self._deadline - time.monotonic(), 0.0), self._fire)
+        self._timer.daemon = True
+        self._timer.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
 
 
 class TransformersLLM:
