@@ -238,6 +238,10 @@ class AskResponse(BaseModel):
     provenance: Provenance
     latency_ms: float
     fallback: Fallback | None = None
+    faithfulness: dict[str, int] | None = Field(
+        default=None,
+        description="A model's answer: sentences the faithfulness guard kept and dropped.",
+    )
 
 
 class RecordRef(BaseModel):

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 from nara_kg.generation.llm import LLM, GenerationCache, cached_complete, is_extractive
+from nara_kg.retrieval.faithfulness import GuardResult, guard_answer
 from nara_kg.retrieval.prompts import ANSWER_PROMPT, REFUSAL, is_refusal
 from nara_kg.retrieval.terms import METHOD_EXTRACTIVE, content_terms, llm_method, overlap
 
@@ -47,6 +48,8 @@ class Answer:
     refused: bool
     #: Records whose text the answer was built from (all contexts the model read, for a model).
     used_na_ids: tuple[int, ...]
+    #: A model's answer after the faithfulness guard (None for the extractive method).
+    guard: GuardResult | None = None
 
 
 def format_answer_prompt(question: str, contexts: Sequence[AnswerContext]) -> str:
@@ -122,5 +125,10 @@ def answer_question(
     reply = reply.strip()
     if not reply or is_refusal(reply):
         return Answer(text=REFUSAL, method=method, refused=True, used_na_ids=())
+    # Sentences stating a name, number or date the records do not hold are dropped; with
+    # none left, the extractive answer stands in.
+    guarded = guard_answer(reply, [f"{ctx.title or ''}\n{ctx.text}" for ctx in contexts])
+    if not guarded.kept:
+        return replace(_extractive_answer(question, contexts), guard=guarded)
     used = tuple(dict.fromkeys(ctx.na_id for ctx in contexts))
-    return Answer(text=reply, method=method, refused=False, used_na_ids=used)
+    return Answer(text=guarded.text, method=method, refused=False, used_na_ids=used, guard=guarded)

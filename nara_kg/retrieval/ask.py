@@ -29,6 +29,7 @@ from nara_kg.model.schema import Rel
 from nara_kg.retrieval.answer import AnswerContext, answer_question
 from nara_kg.retrieval.classify import classify_request
 from nara_kg.retrieval.entity_path import EntityPath
+from nara_kg.retrieval.faithfulness import GuardResult
 from nara_kg.retrieval.filters import NO_FILTERS, SearchFilters, filter_parameters
 from nara_kg.retrieval.global_search import GlobalAnswer, global_search, is_overview_question
 from nara_kg.retrieval.response import (
@@ -280,6 +281,7 @@ def ask(
     chosen = "local" if kind == "show_records" else choose_mode(question, mode)
     hits: list[SearchHit] = []
     sources: GlobalSources | None = None
+    faithfulness: GuardResult | None = None
     if chosen == "local":
         searched = local_search(driver, database, embedder.encode, question, k=k, filters=filters)
         hits, path = searched.hits, searched.entity_path
@@ -293,6 +295,7 @@ def ask(
             ]
             answer = answer_question(question, contexts, llm, cache)
             text, refused, method = answer.text, answer.refused, answer.method
+            faithfulness = answer.guard
             provenance = local_provenance(hits, set(answer.used_na_ids), path)
     else:
         result, sources, provenance = _answer_global(
@@ -311,6 +314,7 @@ def ask(
         latency_ms=round((time.perf_counter() - started) * 1000.0, 1),
         records=tuple(hits),
         global_sources=sources,
+        faithfulness=faithfulness,
     )
 
 

@@ -15,6 +15,7 @@ from typing import Literal
 
 from nara_kg.generation.community_report import CommunityReport
 from nara_kg.retrieval.classify import RequestKind
+from nara_kg.retrieval.faithfulness import GuardResult
 from nara_kg.retrieval.filters import SearchFilters
 from nara_kg.retrieval.global_search import Point
 from nara_kg.retrieval.search import SearchHit
@@ -209,6 +210,8 @@ class AskResponse:
     #: Global mode: the reports read and cited; None in local mode.
     global_sources: GlobalSources | None = None
     fallback: Fallback | None = None
+    #: A model's local answer: sentences the faithfulness guard kept and dropped.
+    faithfulness: GuardResult | None = None
 
     @property
     def mode(self) -> Literal["local", "global"]:
@@ -234,4 +237,6 @@ class AskResponse:
         data["latency_ms"] = self.latency_ms
         if self.fallback is not None:
             data["fallback"] = self.fallback.to_dict()
+        if self.faithfulness is not None:
+            data["faithfulness"] = self.faithfulness.to_dict()
         return data
