@@ -7,7 +7,8 @@ Three backends share one small protocol (:class:`LLM`):
   a pipeline runs end to end with no model at all.
 * :class:`OpenAICompatibleLLM` — any server that speaks the OpenAI chat-completions protocol
   (OpenAI, vLLM, llama.cpp, Ollama, ...), with timeouts, bounded retries and a concurrency cap.
-* :class:`TransformersLLM` — a causal LM from a local directory; never downloads anything.
+* :class:`TransformersLLM` — a causal LM from a local directory (or a GGUF file in it, such as
+  the opt-in bundled SmolLM2 of :mod:`nara_kg.generation.local_model`); never downloads anything.
 
 :class:`GenerationCache` keys every generation by a hash of prompt + model + backend + parameters,
 so an unchanged community is never regenerated and a re-run costs nothing.
@@ -31,6 +32,8 @@ from typing import Any, Protocol
 EXTRACTIVE_BACKEND = "extractive"
 OPENAI_BACKEND = "openai"
 TRANSFORMERS_BACKEND = "transformers"
+#: The opt-in bundled local model (:mod:`nara_kg.generation.local_model`).
+LOCAL_BACKEND = "local"
 
 #: Upper bound on a server's Retry-After, so one misbehaving header cannot stall a run.
 MAX_RETRY_AFTER_S = 60.0
@@ -60,6 +63,9 @@ DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_MAX_RETRIES = 2
 #: Requests in flight at once from one client (entity extraction sends this many chunks).
 DEFAULT_MAX_CONCURRENCY = 4
+#: Most tokens one completion may write: the OpenAI-compatible client's and a local model's.
+DEFAULT_MAX_TOKENS = 1500
+DEFAULT_MAX_NEW_TOKENS = 512
 
 
 class LLM(Protocol):
@@ -147,7 +153,7 @@ class OpenAICompatibleLLM:
         backoff_s: float = 1.0,
         max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
         temperature: float = 0.0,
-        max_tokens: int = 1500,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         import httpx
@@ -369,7 +375,9 @@ class TransformersLLM:
     """A causal language model from a local directory (`local_files_only=True`).
 
     Loaded on the first `complete` (so building a resource costs nothing), on CPU unless a device
-    is given. Greedy decoding when temperature is 0, so the output is reproducible and cacheable.
+    is given. With `gguf_file`, the weights and tokenizer are read from that GGUF file in the
+    directory (transformers de-quantizes it with the `gguf` package). Greedy decoding when
+    temperature is 0, so the output is reproducible and cacheable.
     A tokenizer with a chat template gets the prompt as one user message. A prompt that would not
     fit the model's context window raises instead of being silently truncated.
     """
@@ -378,13 +386,18 @@ class TransformersLLM:
         self,
         model_path: str | Path,
         *,
-        max_new_tokens: int = 512,
+        max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
         temperature: float = 0.0,
         device: str = "cpu",
+        gguf_file: str | None = None,
+        name: str = TRANSFORMERS_BACKEND,
+        model_name: str | None = None,
     ) -> None:
-        self.name = TRANSFORMERS_BACKEND
+        self.name = name
         self.model_path = Path(model_path)
-        self.model = str(model_path)
+        self.gguf_file = gguf_file
+        # The model's name in cache keys and `generated_by`: a path by default.
+        self.model = model_name or str(model_path)
         self.params: dict[str, Any] = {
             "max_new_tokens": max_new_tokens,
             "temperature": temperature,
@@ -407,13 +420,12 @@ class TransformersLLM:
                     raise LLMError(f"local model directory {self.model_path} does not exist")
                 from transformers import AutoModelForCausalLM, AutoTokenizer
 
+                options: dict[str, Any] = {"local_files_only": True}
+                if self.gguf_file is not None:
+                    options["gguf_file"] = self.gguf_file
                 try:
-                    tokenizer: Any = AutoTokenizer.from_pretrained(
-                        self.model_path, local_files_only=True
-                    )
-                    model: Any = AutoModelForCausalLM.from_pretrained(
-                        self.model_path, local_files_only=True
-                    )
+                    tokenizer: Any = AutoTokenizer.from_pretrained(self.model_path, **options)
+                    model: Any = AutoModelForCausalLM.from_pretrained(self.model_path, **options)
                 except (OSError, ValueError) as error:
                     raise LLMError(f"cannot load model from {self.model_path}: {error}") from error
                 model.to(self.device)
