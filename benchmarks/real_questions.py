@@ -15,6 +15,8 @@ from nara_kg.settings import PROJECT_ROOT, Neo4jSettings
 
 #: The question set written by hand from the real records (questions only, never their text).
 REAL_QUESTIONS = PROJECT_ROOT / "tests" / "data" / "real_record_questions.jsonl"
+#: The answer set written from the same records (questions and short expected facts only).
+REAL_ANSWERS = PROJECT_ROOT / "tests" / "data" / "real_record_answers.jsonl"
 #: Where the real records live beside the repository (not in it).
 REAL_EXPORT = PROJECT_ROOT.parent / "shared" / "data" / "nara" / "export"
 
@@ -40,16 +42,38 @@ def evaluate_questions(
     return report
 
 
+def evaluate_answer_set(
+    driver: Any, database: str, embedder: Any, answers_path: Path
+) -> dict[str, Any]:
+    """Answer accuracy (overall, per kind, refusals of unanswerable questions) of the default,
+    model-free (extractive) backend, each question asked through `ask` in its own mode."""
+    from nara_kg.generation.llm import ExtractiveLLM
+    from nara_kg.retrieval.answer_runs import ask_answerer
+    from nara_kg.retrieval.evaluation import evaluate_answers, load_questions
+
+    answerer = ask_answerer(driver, database, embedder, ExtractiveLLM(), None)
+    report = evaluate_answers(load_questions(answers_path), answerer).to_dict()
+    report["failures"] = [
+        {key: row[key] for key in ("id", "kind", "missing", "answer")}
+        for row in report.pop("per_question")
+        if not row["answered"]
+    ]
+    report["questions_file"] = str(answers_path.relative_to(PROJECT_ROOT))
+    return report
+
+
 def measure_real_questions(
     settings: Neo4jSettings,
     work_root: Path,
     *,
     export_dir: Path = REAL_EXPORT,
     questions_path: Path = REAL_QUESTIONS,
+    answers_path: Path = REAL_ANSWERS,
     opts: SuiteOptions | None = None,
     log: Log = quiet,
 ) -> dict[str, Any]:
-    """Build the real export (wiping the database) and evaluate the question set on it."""
+    """Build the real export (wiping the database) and evaluate the question set on it, and
+    the answer set beside it (under "answers")."""
     if not export_dir.is_dir():
         return {"skipped": f"no real export at {export_dir}"}
     from nara_kg.embedding.encoder import Embedder
@@ -63,6 +87,10 @@ def measure_real_questions(
         embedder = Embedder(backend=opts.backend, device=opts.device)
         embedder.encode(["warm-up"])
         report = evaluate_questions(driver, settings.database, embedder.encode, questions_path)
+        if answers_path.exists():
+            report["answers"] = evaluate_answer_set(
+                driver, settings.database, embedder, answers_path
+            )
     finally:
         driver.close()
     report["build_seconds"] = build["seconds"]
@@ -71,4 +99,10 @@ def measure_real_questions(
         f"real-record questions: hit@1 {report['hit_at_1']}, hit@5 {report['hit_at_5']}, "
         f"MRR@10 {report['mrr_at_10']} over {report['n']}"
     )
+    if "answers" in report:
+        answers = report["answers"]
+        log(
+            f"real-record answers: accuracy {answers['accuracy']} over {answers['n']}, "
+            f"unanswerable refused {answers['refusal_rate_unanswerable']}"
+        )
     return report

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,23 @@ def _fmt(value: Any, digits: int = 2) -> str:
     if isinstance(value, int):
         return f"{value:,}"
     return str(value)
+
+
+def _answer_lines(line: Callable[[str, str, str], None], answers: dict[str, Any]) -> None:
+    """The real-record answer set: accuracy of the default backend, overall and per kind."""
+    if not answers.get("n"):
+        return
+    line(
+        "5",
+        f"real-record answers ({_fmt(answers.get('n'))}): accuracy / unanswerable refused",
+        f"{_fmt(answers.get('accuracy'), 3)} / {_fmt(answers.get('refusal_rate_unanswerable'), 3)}",
+    )
+    for kind, metrics in (answers.get("by_kind") or {}).items():
+        line(
+            "5",
+            f"  {kind} ({_fmt(metrics.get('n'))}): answer accuracy",
+            _fmt(metrics.get("accuracy"), 3),
+        )
 
 
 def markdown_report(results: dict[str, Any]) -> str:
@@ -260,6 +278,7 @@ def markdown_report(results: dict[str, Any]) -> str:
                 f"{_fmt(metrics.get('hit_at_1'), 3)} / {_fmt(metrics.get('hit_at_5'), 3)} / "
                 f"{_fmt(metrics.get('mrr_at_10'), 3)}",
             )
+        _answer_lines(line, real.get("answers") or {})
     elif real.get("skipped"):
         line("5", "real-record questions", f"skipped: {real['skipped']}")
     memory = r.get("memory") or {}

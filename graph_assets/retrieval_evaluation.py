@@ -15,7 +15,12 @@ from graph_assets.relationships import (
 )
 from graph_assets.vector_index import vector_index
 from nara_kg.embedding.encoder import Embedder
-from nara_kg.retrieval.evaluation import Question, evaluate_local, load_questions
+from nara_kg.retrieval.evaluation import (
+    Question,
+    evaluate_answers,
+    evaluate_local,
+    load_questions,
+)
 from nara_kg.retrieval.search import local_search
 from quality.names import RETRIEVAL_THRESHOLDS_CHECK, is_blocking, severity
 from resources import EmbeddingModel, LLMResource, Neo4jResource, PipelinePaths
@@ -47,9 +52,11 @@ MIN_MRR_AT_10 = 0.4
         "Runs the question file (JSONL: id, question, expected_naids, mode) through hybrid "
         "local search and records hit@1, hit@5, MRR@10 and latency p50/p95; global questions "
         "go through global search over the community reports, recording whether an answer "
-        "was given and which communities supported it. Core: "
-        "nara_kg.retrieval.evaluation.evaluate_local, nara_kg.retrieval.search.local_search, "
-        "nara_kg.retrieval.ask.ask."
+        "was given and which communities supported it. A file that labels answers "
+        "(expected_facts, answerable) is also answered through ask and judged: answer "
+        "accuracy overall and per kind, refusal rate of unanswerable questions. Core: "
+        "nara_kg.retrieval.evaluation.evaluate_local, evaluate_answers, "
+        "nara_kg.retrieval.search.local_search, nara_kg.retrieval.ask.ask."
     ),
 )
 def retrieval_evaluation(
@@ -98,6 +105,7 @@ def retrieval_evaluation(
         f"mrr@10={report.mrr_at_10:.3f} p95={report.latency_ms_p95:.1f}ms over {report.n}"
     )
     global_rows = _global_questions(questions, neo4j, embedder, llm, paths)
+    answer_metadata = _answer_metadata(questions, neo4j, embedder, llm, paths)
     passed = report.n > 0 and report.hit_at_5 >= MIN_HIT_AT_5 and report.mrr_at_10 >= MIN_MRR_AT_10
     yield dg.MaterializeResult(
         metadata={
@@ -121,6 +129,7 @@ def retrieval_evaluation(
                 ],
                 limit=50,
             ),
+            **answer_metadata,
         }
     )
     yield dg.AssetCheckResult(
@@ -173,3 +182,36 @@ def _global_questions(
                 }
             )
     return rows
+
+
+def _answer_metadata(
+    questions: list[Question],
+    neo4j: Neo4jResource,
+    embedder: Embedder,
+    llm: LLMResource,
+    paths: PipelinePaths,
+) -> dict[str, Any]:
+    """Answer accuracy of the questions that label answers (none: no keys)."""
+    from nara_kg.generation.llm import GenerationCache
+    from nara_kg.retrieval.answer_runs import ask_answerer
+
+    if not any(q.has_answer_label for q in questions):
+        return {}
+    with GenerationCache(paths.llm_cache_path) as cache:
+        answerer = ask_answerer(neo4j.get_driver(), neo4j.database, embedder, llm.get_llm(), cache)
+        report = evaluate_answers(questions, answerer)
+    return {
+        **{name: dg.MetadataValue.float(value) for name, value in report.figures().items()},
+        "answer_questions": report.n,
+        "answer_by_kind": table(
+            [{"kind": kind, **metrics} for kind, metrics in report.by_kind.items()]
+        ),
+        "answer_failed": dg.MetadataValue.text(", ".join(report.failed_ids) or "-"),
+        "answer_results": table(
+            [
+                {k: row[k] for k in ("id", "kind", "question", "answered", "answer")}
+                for row in report.per_question
+            ],
+            limit=100,
+        ),
+    }

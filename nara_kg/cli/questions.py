@@ -122,22 +122,31 @@ def search(query: str, k: int, as_json: bool, **filter_options: Any) -> None:
     "--questions",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     required=True,
-    help="JSONL: id, question, expected_naids, mode.",
+    help="JSONL: id, question, expected_naids, mode; with expected_facts / answerable, the "
+    "questions are also answered and the answers judged.",
 )
 @click.option(
     "--no-entity-path",
     is_flag=True,
     help="Leave out the ranking through the authorities a question names (to compare).",
 )
+@click.option(
+    "--no-answers",
+    is_flag=True,
+    help="Measure retrieval only, even when the file labels answers.",
+)
 @click.option("--json", "as_json", is_flag=True)
-def evaluate(questions: Path, no_entity_path: bool, as_json: bool) -> None:
+def evaluate(questions: Path, no_entity_path: bool, no_answers: bool, as_json: bool) -> None:
     """Retrieval metrics over a question file: hit@1, hit@5, MRR@10, latency p50/p95; with
-    mention_labels.jsonl beside it, entity linking's precision and recall against it."""
+    mention_labels.jsonl beside it, entity linking's precision and recall against it; for a
+    file that labels answers (expected_facts, answerable), answer accuracy overall and by kind
+    and the refusal rate of unanswerable questions, each question asked as `nara-kg ask` asks."""
     from nara_kg.graph.mentions import record_mention_pairs
     from nara_kg.linking.labels import LABELS_FILE, load_labels, score_labels
-    from nara_kg.retrieval.evaluation import evaluate_local, load_questions
+    from nara_kg.retrieval.evaluation import evaluate_answers, evaluate_local, load_questions
     from nara_kg.retrieval.search import local_search
 
+    loaded = load_questions(questions)
     with cli_resources() as r:
         driver, database = r.neo4j.get_driver(), r.neo4j.database
         embedder = r.embedding_model.get_embedder()
@@ -149,11 +158,20 @@ def evaluate(questions: Path, no_entity_path: bool, as_json: bool) -> None:
             )
             return [h.naId for h in result.hits], result.latency_ms
 
-        report = evaluate_local(load_questions(questions), retrieve).to_dict()
+        report = evaluate_local(loaded, retrieve).to_dict()
         labels = questions.with_name(LABELS_FILE)
         if labels.exists():
             pairs = record_mention_pairs(driver, database)
             report["entity_linking"] = score_labels(pairs, load_labels(labels)).to_dict()
+        if not no_answers and any(q.has_answer_label for q in loaded):
+            from nara_kg.generation.llm import GenerationCache
+            from nara_kg.retrieval.answer_runs import ask_answerer
+
+            cache_path = r.paths.llm_cache_path
+            cache_path.parent.mkdir(parents=True, exist_ok=True)
+            with GenerationCache(cache_path) as cache:
+                answerer = ask_answerer(driver, database, embedder, r.llm.get_llm(), cache)
+                report["answers"] = evaluate_answers(loaded, answerer).to_dict()
     if as_json:
         report["per_question_ranks"] = {q["id"]: q["rank"] for q in report["per_question"]}
         click.echo(json.dumps(report, indent=2, ensure_ascii=False))
@@ -166,6 +184,23 @@ def evaluate(questions: Path, no_entity_path: bool, as_json: bool) -> None:
     if "entity_linking" in report:
         figures = "  ".join(f"{k} {v}" for k, v in report["entity_linking"].items())
         click.echo(f"entity linking   {figures}")
+    if "answers" in report:
+        _echo_answers(report["answers"])
+
+
+def _echo_answers(answers: dict[str, Any]) -> None:
+    click.echo(f"answer accuracy  {answers['accuracy']} over {answers['n']}")
+    click.echo(f"refused unanswerable {answers['refusal_rate_unanswerable']}")
+    click.echo(f"refused answerable   {answers['refusal_rate_answerable']}")
+    for kind, metrics in answers["by_kind"].items():
+        click.echo(
+            f"  {kind:14} accuracy {metrics['accuracy']}  ({metrics['answered']}/{metrics['n']})"
+        )
+    for row in answers["per_question"]:
+        if not row["answered"]:
+            missing = ", ".join(row["missing"]) or ("not refused" if not row["answerable"] else "")
+            click.echo(f"  FAIL {row['id']} [{row['kind']}] {row['question']}")
+            click.echo(f"       missing: {missing or 'refused'}; answer: {row['answer'] or '-'}")
 
 
 @click.command("ask")

@@ -41,25 +41,29 @@ _PRODUCTION_LAST = (
 
 
 def _own_start(n: str) -> str:
+    """A record's own start date: the catalog's, else the one its title states (a diary
+    volume's "June 6 - June 7, 1944"), else its first production date, else its end."""
     return (
         f"coalesce({n}.logicalDate_inclusiveStartDate, {n}.logicalDate_coverageStartDate, "
+        f"{n}.{Prop.TITLE_START_DATE}, "
         f"{_PRODUCTION_FIRST.format(n=n)}, {n}.logicalDate_inclusiveEndDate, "
-        f"{n}.logicalDate_coverageEndDate)"
+        f"{n}.logicalDate_coverageEndDate, {n}.{Prop.TITLE_END_DATE})"
     )
 
 
 def _own_end(n: str) -> str:
     return (
         f"coalesce({n}.logicalDate_inclusiveEndDate, {n}.logicalDate_coverageEndDate, "
+        f"{n}.{Prop.TITLE_END_DATE}, "
         f"{_PRODUCTION_LAST.format(n=n)}, {n}.logicalDate_inclusiveStartDate, "
-        f"{n}.logicalDate_coverageStartDate)"
+        f"{n}.logicalDate_coverageStartDate, {n}.{Prop.TITLE_START_DATE})"
     )
 
 
 def _nearest_dated_ancestor(n: str, own: str) -> str:
-    """`own` (a date expression over `a`) of the nearest ancestor that has dates: most file
-    units (all 881 of the real sample) carry none of their own, and an archivist filtering by
-    date means those of the series they belong to. `ancestors` lists naIds nearest first."""
+    """`own` (a date expression over `a`) of the nearest ancestor that has dates: a record with
+    none of its own (a file unit whose title states no dates either) is filtered by those of
+    the series it belongs to. `ancestors` lists naIds nearest first."""
     return (
         f"head(COLLECT {{ UNWIND range(0, size(coalesce({n}.{Prop.ANCESTORS}, [])) - 1) AS i "
         f"MATCH (a:{Label.CHUNK} {{{Prop.NA_ID}: {n}.{Prop.ANCESTORS}[i], "

@@ -136,6 +136,11 @@ class Prop:
     LOCAL_IDENTIFIER: Final = "localIdentifier"  # e.g. "210-CMB"
     VARIANT_CONTROL_NUMBERS: Final = "number_variantControlNumbers"  # e.g. ["NWDNS-210-CMB"]
     INCLUSIVE_START_DATE: Final = "logicalDate_inclusiveStartDate"  # ISO, compares as text
+    # The dates a file unit's title states ("Volume 740, June 6 - June 7, 1944"), parsed by
+    # ingest.parsing.title_dates for a record with no catalog dates of its own; the names say
+    # where they came from. ISO, like the catalog's logicalDate_* properties.
+    TITLE_START_DATE: Final = "logicalDate_titleStartDate"
+    TITLE_END_DATE: Final = "logicalDate_titleEndDate"
 
 
 class MentionProp:

@@ -51,8 +51,8 @@ class SearchFilters:
     authority_types: tuple[str, ...] = ()
     #: Types of archival materials (`generalRecordsTypes`), e.g. "Textual Records".
     materials: tuple[str, ...] = ()
-    #: Records whose dates (inclusive, else coverage, else production dates, else those of
-    #: the nearest dated ancestor) overlap this range.
+    #: Records whose dates (inclusive, else coverage, else those a file unit's title states,
+    #: else production dates, else those of the nearest dated ancestor) overlap this range.
     date_from: str | None = None
     date_to: str | None = None
     #: naId of a record group, series, file unit or collection: only records under it.

@@ -123,7 +123,8 @@ class SearchHit:
     fulltext_rank: int | None = None
     #: `description` or `authority`.
     record_type: str | None = None
-    #: ISO dates: inclusive, else coverage, else production dates; a record with none has
+    #: ISO dates: inclusive, else coverage, else title-stated (a file unit's "June 6 - June 7,
+    #: 1944"), else production dates; a record with none has
     #: those of its nearest dated ancestor (`dates_inherited`). See graph/search.py.
     date_start: str | None = None
     date_end: str | None = None

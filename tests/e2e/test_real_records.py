@@ -216,3 +216,36 @@ def test_ask_local_and_global_on_the_real_records(
     assert answered["mode"] == "global" and answered["level"] == 0
     assert not answered["refused"]
     assert records[0]["id"] in answered["communities"]
+
+
+def test_answer_evaluation_on_the_real_graph(
+    real_build: dict[str, Any], neo4j_settings: Any, tmp_path: Any
+) -> None:
+    """The retrieval_evaluation asset answers the labelled answer set on the real graph and
+    records answer accuracy overall and per kind (no threshold on its value here)."""
+    import dagster as dg
+
+    from graph_assets.retrieval_evaluation import retrieval_evaluation
+    from nara_kg.retrieval.evaluation import load_questions
+    from tests.graph_helpers import materialization_metadata, resources_for
+
+    answers = PROJECT_ROOT / "tests" / "data" / "real_record_answers.jsonl"
+    questions = load_questions(answers)
+    result = dg.materialize(
+        [retrieval_evaluation],
+        resources=resources_for(neo4j_settings, REAL_EXPORT, tmp_path / "work", answers),
+        raise_on_error=False,
+    )
+    assert result.success
+    metadata = materialization_metadata(result)["retrieval_evaluation"]
+    assert metadata["answer_questions"] == len(questions)
+    assert 0.0 <= metadata["answer_accuracy"] <= 1.0
+    assert 0.0 <= metadata["answer_refusal_rate_unanswerable"] <= 1.0
+    kinds = {q.kind for q in questions}
+    assert {row["kind"] for row in metadata["answer_by_kind"]} == kinds
+    for kind in kinds:
+        assert 0.0 <= metadata[f"answer_accuracy_{kind}"] <= 1.0
+    rows = metadata["answer_results"]
+    assert [row["id"] for row in rows] == [q.id for q in questions]
+    answered = sum(1 for row in rows if row["answered"])
+    assert metadata["answer_accuracy"] == round(answered / len(rows), 4)

@@ -66,6 +66,18 @@ def test_the_real_record_questions_are_reported_per_kind() -> None:
         text
     )
     assert "date (16): hit@1 / hit@5 / MRR@10 | 1.000 / 1.000 / 1.000 |" in text
+    assert "real-record answers" not in text
+    results["real_questions"]["answers"] = {
+        "n": 75,
+        "accuracy": 0.4267,
+        "refusal_rate_unanswerable": 0.75,
+        "by_kind": {"who": {"n": 9, "answered": 3, "accuracy": 0.3333}},
+    }
+    text = markdown_report(results)
+    assert "| 5 | real-record answers (75): accuracy / unanswerable refused | 0.427 / 0.750 |" in (
+        text
+    )
+    assert "|   who (9): answer accuracy | 0.333 |" in text
     results["real_questions"] = {"skipped": "no real export at /x"}
     assert "real-record questions | skipped: no real export at /x" in markdown_report(results)
 

@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from nara_kg.model.schema import Prop
+
 FieldKind = Literal["value", "int", "naid", "bool", "date"]
 
 
@@ -105,8 +107,10 @@ INT_FIELDS: Final[frozenset[str]] = frozenset(
     {"itemCount", "fileUnitCount", "seriesCount", "recordGroupNumber"}
 )
 BOOL_FIELDS: Final[frozenset[str]] = frozenset({"audiovisual"})
+#: The dates a file unit's or item's title states (parse._title_date_properties).
+TITLE_DATE_FIELDS: Final[tuple[str, ...]] = (Prop.TITLE_START_DATE, Prop.TITLE_END_DATE)
 #: Computed rather than read: `ancestors` is ordered by distance, `source` is the catalog URL.
-COMPUTED_FIELDS: Final[frozenset[str]] = frozenset({"ancestors", "source"})
+COMPUTED_FIELDS: Final[frozenset[str]] = frozenset({"ancestors", "source", *TITLE_DATE_FIELDS})
 
 CREATOR_FIELDS: Final[tuple[str, ...]] = (
     "authorityType_creators",
@@ -181,6 +185,7 @@ _AUTHORITY_COMMON: Final[tuple[str, ...]] = (
 
 ITEM_FIELDS: Final[dict[str, FieldSpec]] = _fields(
     *_DESCRIPTION_COMMON,
+    *TITLE_DATE_FIELDS,
     "accessionNumbers",
     "description_accessRestriction",
     "note_accessRestriction",
@@ -235,6 +240,7 @@ ITEM_FIELDS: Final[dict[str, FieldSpec]] = _fields(
 
 FILE_UNIT_FIELDS: Final[dict[str, FieldSpec]] = _fields(
     *_DESCRIPTION_COMMON,
+    *TITLE_DATE_FIELDS,
     "accessionNumbers",
     "description_accessRestriction",
     "note_accessRestriction",

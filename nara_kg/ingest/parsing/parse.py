@@ -40,6 +40,7 @@ from nara_kg.ingest.parsing.fields import (
     spec_for,
 )
 from nara_kg.ingest.parsing.results import ParsedRecord, Reference, RejectRecord, StubRecord
+from nara_kg.ingest.parsing.title_dates import title_dates
 from nara_kg.ingest.parsing.values import (
     as_int,
     as_na_id,
@@ -273,6 +274,32 @@ def unwrap(obj: Any) -> tuple[Mapping[str, Any], Any]:
     raise RejectRecord(NO_RECORD_REASON)
 
 
+#: Levels whose titles state their dates ("Volume 740, June 6 - June 7, 1944").
+TITLE_DATED_LEVELS: Final = frozenset({"fileUnit", "item"})
+_OWN_DATE_PROPERTIES: Final = tuple(
+    f"logicalDate_{key}"
+    for key in ("inclusiveStartDate", "inclusiveEndDate", "coverageStartDate", "coverageEndDate")
+)
+
+
+def _title_date_properties(
+    record: Mapping[str, Any], node_type: str, properties: Mapping[str, Any]
+) -> dict[str, str]:
+    """The dates the title states, for a file unit or item the catalog gives no dates (nor
+    production dates): its own, where it would otherwise inherit its series' whole span."""
+    if node_type not in TITLE_DATED_LEVELS or record.get("productionDates"):
+        return {}
+    if any(properties.get(name) for name in _OWN_DATE_PROPERTIES):
+        return {}
+    dates = title_dates(nonblank(record.get("title")))
+    if dates is None:
+        return {}
+    return {
+        schema.Prop.TITLE_START_DATE: dates.start.isoformat(),
+        schema.Prop.TITLE_END_DATE: dates.end.isoformat(),
+    }
+
+
 def parse_record(
     record: Mapping[str, Any],
     transcription: Any = None,
@@ -315,6 +342,7 @@ def flatten_record(
     properties["recordType"] = kind
     properties["levelOfDescription" if kind == "description" else "authorityType"] = node_type
     properties["source"] = schema.source_url(na_id)
+    properties.update(_title_date_properties(record, node_type, properties))
 
     stubs: dict[int, StubRecord] = {}
     parent_na_id: int | None = None
