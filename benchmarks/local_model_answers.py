@@ -105,6 +105,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--questions", type=Path, default=ANSWER_SET)
     parser.add_argument("--per-kind", type=int, default=2)
+    # An answer is a sentence or two; the classification a word.
+    parser.add_argument("--max-new-tokens", type=int, default=96)
     parser.add_argument(
         "--out", type=Path, default=PROJECT_ROOT / "var" / "local_model_answers.json"
     )
@@ -118,11 +120,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     questions = subset(load_questions(args.questions), args.per_kind)
     results: dict[str, Any] = {
         "questions": [q.id for q in questions],
+        "max_new_tokens": args.max_new_tokens,
         "skipped_kinds": list(SKIPPED_KINDS),
     }
     with open_resources() as resources:
         # No generation cache: every answer is generated, as a new question's is.
-        for name, llm in (("extractive", ExtractiveLLM()), ("local", local_model.local_llm())):
+        for name, llm in (
+            ("extractive", ExtractiveLLM()),
+            ("local", local_model.local_llm(max_new_tokens=args.max_new_tokens)),
+        ):
             results[name] = measure(questions, resources, llm, None)
             print(name, json.dumps({k: v for k, v in results[name].items() if k != "per_question"}))
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -11,6 +11,7 @@ this module is marked `local_llm` and runs only when asked for and the extra is 
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -35,16 +36,22 @@ if os.environ.get(RUN_ENV) != "1":
 if not local_model.is_available():
     pytest.skip(local_model.INSTALL_HINT, allow_module_level=True)
 
-#: The smallest demo export: few communities, each report a generation of a few hundred tokens.
+#: The smallest demo export, of which the test keeps the collection's records only.
 RECORDS = 40
 #: Room for a short report; a longer one is cut off, and then repaired or replaced.
-MAX_NEW_TOKENS = 256
+MAX_NEW_TOKENS = 200
 
 
 @pytest.fixture(scope="module")
 def small_graph(graph_builder: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("local-model")
     generate_demo_data(root / "data", records=RECORDS, seed=5)
+    # Only the collection's records: a handful of communities, each one report to generate.
+    shutil.rmtree(root / "data" / "authority-records")
+    shutil.rmtree(root / "data" / "descriptions" / "record-groups")
+    # Their labels name records and authorities no longer there.
+    (root / "data" / "mention_labels.jsonl").unlink()
+    (root / "data" / "questions.jsonl").unlink()
     # Built with the extractive default; the reports are then written again by the model.
     graph_builder(root / "data", root / "work", wipe_first=True)
     return root
