@@ -63,6 +63,12 @@ def measure(questions: Sequence[Any], resources: Any, llm: Any, cache: Any) -> d
             mode=cast(Mode, question.mode),
         )
         seconds.append(time.perf_counter() - started)
+        guard = response.faithfulness
+        print(
+            f"  {question.id}: {seconds[-1]:.1f}s {response.method}"
+            f" guard={guard.to_dict() if guard else None}",
+            flush=True,
+        )
         if response.faithfulness is not None:
             guarded_answers += 1
             kept += response.faithfulness.kept

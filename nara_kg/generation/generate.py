@@ -214,6 +214,8 @@ def generate_report(
 
     prompt = format_report_prompt(context)
     generated_by = describe(llm)
+    # A deterministic model's fresh reply would only come again: it is repaired or replaced.
+    deterministic = bool(getattr(llm, "deterministic", False))
     for attempt in range(retries + 1):
         text, cached = cached_complete(llm, prompt, cache, refresh=attempt > 0)
         try:
@@ -223,6 +225,8 @@ def generate_report(
         try:
             report = repair_report(text, context.community_id, context.level, generated_by)
         except ReportFormatError:
+            if deterministic and not cached:
+                break
             continue
         if repairs is not None:
             repairs.repaired += 1

@@ -403,6 +403,8 @@ class TransformersLLM:
             "temperature": temperature,
         }
         self.device = device
+        #: Greedy decoding writes the same reply to the same prompt: asking again is no retry.
+        self.deterministic = temperature <= 0
         self._lock = threading.Lock()
         # One generation at a time: concurrent generate() calls on one model only contend for
         # the same cores (or GPU) and multiply activation memory.

@@ -39,7 +39,7 @@ if not local_model.is_available():
 #: The smallest demo export, of which the test keeps the collection's records only.
 RECORDS = 40
 #: Room for a short report; a longer one is cut off, and then repaired or replaced.
-MAX_NEW_TOKENS = 200
+MAX_NEW_TOKENS = 120
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +67,7 @@ def test_reports_and_answers_come_from_the_local_model(
     with GenerationCache(small_graph / "llm_cache.sqlite") as cache:
         started = time.monotonic()
         result = generate_community_reports(
-            neo4j_driver, "neo4j", llm, cache, embedder, token_budget=600, force=True
+            neo4j_driver, "neo4j", llm, cache, embedder, token_budget=300, force=True
         )
         timings["reports_s"] = time.monotonic() - started
         assert result.communities > 0

@@ -626,6 +626,15 @@ def test_generate_falls_back_to_the_extractive_report_after_retries() -> None:
     assert (repairs.repaired, repairs.replaced) == (0, 1)
 
 
+def test_a_deterministic_model_is_not_asked_again_for_the_same_reply() -> None:
+    llm = ScriptedLLM(["no report here"])
+    llm.deterministic = True  # type: ignore[attr-defined]
+    repairs = ReportRepairs()
+    report, _ = generate_report(extractive_context(), llm, None, retries=2, repairs=repairs)
+    assert len(llm.prompts) == 1
+    assert report == extractive_report(extractive_context()) and repairs.replaced == 1
+
+
 def _report_server_reply(content: str) -> tuple[CommunityReport, bool, ReportRepairs, int]:
     with openai_test_server() as server:
         server.replies.extend(Reply(content=content) for _ in range(3))
