@@ -415,6 +415,10 @@ class TransformersLLM:
     def __repr__(self) -> str:
         return f"TransformersLLM(model_path={self.model!r})"
 
+    def load(self) -> None:
+        """Load the model now rather than on the first completion (a server warming up)."""
+        self._load()
+
     def _load(self) -> tuple[Any, Any]:
         with self._lock:
             if self._model is None:
