@@ -130,11 +130,14 @@ def test_authority_and_record_type_filters(client: TestClient) -> None:
 
 def effective_dates(driver: Any) -> dict[int, tuple[str, str]]:
     """Each record's date range computed here from its raw properties: its own dates
-    (inclusive, coverage, production), else its nearest dated ancestor's."""
+    (inclusive, coverage, the dates its title states, production), else its nearest dated
+    ancestor's."""
     records, _, _ = driver.execute_query(
         "MATCH (c:Chunk {chunkSeqId: 0}) RETURN c.naId AS naId, c.ancestors AS ancestors, "
-        "[c.logicalDate_inclusiveStartDate, c.logicalDate_coverageStartDate] AS starts, "
-        "[c.logicalDate_inclusiveEndDate, c.logicalDate_coverageEndDate] AS ends, "
+        "[c.logicalDate_inclusiveStartDate, c.logicalDate_coverageStartDate, "
+        "c.logicalDate_titleStartDate] AS starts, "
+        "[c.logicalDate_inclusiveEndDate, c.logicalDate_coverageEndDate, "
+        "c.logicalDate_titleEndDate] AS ends, "
         "c.logicalDate_productionDates AS produced"
     )
     own: dict[int, tuple[str, str]] = {}
@@ -152,6 +155,17 @@ def effective_dates(driver: Any) -> dict[int, tuple[str, str]]:
     return dates
 
 
+def effective_dates_inherited(driver: Any) -> list[int]:
+    """The records without dates of their own, nor dates their title states."""
+    records, _, _ = driver.execute_query(
+        "MATCH (c:Chunk {chunkSeqId: 0}) WHERE c.logicalDate_inclusiveStartDate IS NULL "
+        "AND c.logicalDate_inclusiveEndDate IS NULL AND c.logicalDate_coverageStartDate IS NULL "
+        "AND c.logicalDate_coverageEndDate IS NULL AND c.logicalDate_titleStartDate IS NULL "
+        "AND c.logicalDate_productionDates IS NULL RETURN c.naId AS naId"
+    )
+    return [r["naId"] for r in records]
+
+
 def test_date_filter_keeps_overlapping_records(client: TestClient, neo4j_driver: Any) -> None:
     dates = effective_dates(neo4j_driver)
     low, high = "1920-01-01", "1925-06-31"
@@ -162,9 +176,10 @@ def test_date_filter_keeps_overlapping_records(client: TestClient, neo4j_driver:
     for hit in body["hits"]:
         assert hit["naId"] in matching
         assert (hit["date_start"], hit["date_end"]) == dates[hit["naId"]]
-    assert any(hit["dates_inherited"] for hit in body["hits"]) or all(
-        hit["type"] != "fileUnit" for hit in body["hits"]
-    )
+    # Inherited exactly when the record has no dates of its own (nor any its title states).
+    undated = set(effective_dates_inherited(neo4j_driver))
+    for hit in body["hits"]:
+        assert hit["dates_inherited"] == (hit["naId"] in undated), hit["title"]
     few = {na_id for na_id, (a, b) in dates.items() if a <= "1918-12-31" and b >= "1918-01-01"}
     narrow = search(client, "letters about forestry", k=50, date_from="1918", date_to="1918")
     assert {hit["naId"] for hit in narrow["hits"]} == few  # all of them: fewer than k match
