@@ -33,7 +33,9 @@ REPORT_TOKEN_BUDGET = 1_200
         "its report (unchanged_inputs), except in the full rebuild. JSON {title, summary, rating, "
         "rating_explanation, findings} on the Community node, with an embedding of title + "
         "summary (vector index community_summaries). Generations are cached by prompt + model "
-        "+ parameters: an unchanged community is never regenerated. Core: "
+        "+ parameters: an unchanged community is never regenerated. A model's reply whose JSON "
+        "does not parse is repaired (json-repair) or, failing that, replaced by the extractive "
+        "report (reports_repaired, reports_replaced). Core: "
         "nara_kg.generation.generate.generate_community_reports."
     ),
 )
@@ -81,6 +83,8 @@ def community_reports(
             "summaries_encoded_early": result.summaries_encoded_early,
             "token_counts_reused": result.token_counts_reused,
             "token_counts_new": result.token_counts_new,
+            "reports_repaired": result.reports_repaired,
+            "reports_replaced": result.reports_replaced,
             "reports_per_level": counts_table(
                 {str(level): n for level, n in sorted(result.per_level.items())}, key="level"
             ),

@@ -126,7 +126,7 @@ class EmbeddingModel(dg.ConfigurableResource):
         return self._embedder
 
 
-LLM_BACKENDS = ("extractive", "openai", "transformers")
+LLM_BACKENDS = ("extractive", "openai", "transformers", "local")
 
 
 class LLMResource(dg.ConfigurableResource):
@@ -142,6 +142,8 @@ class LLMResource(dg.ConfigurableResource):
     max_retries: int = DEFAULT_MAX_RETRIES
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY
     temperature: float = 0.0
+    #: Most tokens a model may generate per call; 0 keeps the backend's default.
+    max_tokens: int = 0
     #: Off: when the LLM does not answer, `ask` answers with the extractive method and says
     #: so. On: that failure is an error.
     strict: bool = False
@@ -165,11 +167,26 @@ class LLMResource(dg.ConfigurableResource):
                 max_retries=self.max_retries,
                 max_concurrency=self.max_concurrency,
                 temperature=self.temperature,
+                max_tokens=self.max_tokens or llm.DEFAULT_MAX_TOKENS,
             )
         if self.backend == "transformers":
             if not self.model:
                 raise dg.Failure("the transformers backend needs NARA_KG_LLM_MODEL (a local path)")
-            return llm.TransformersLLM(self.model, temperature=self.temperature)
+            return llm.TransformersLLM(
+                self.model,
+                temperature=self.temperature,
+                max_new_tokens=self.max_tokens or llm.DEFAULT_MAX_NEW_TOKENS,
+            )
+        if self.backend == "local":
+            from nara_kg.generation import local_model
+
+            try:
+                return local_model.local_llm(
+                    temperature=self.temperature,
+                    max_new_tokens=self.max_tokens or local_model.DEFAULT_MAX_NEW_TOKENS,
+                )
+            except llm.LLMError as error:
+                raise dg.Failure(str(error)) from None
         raise dg.Failure(f"unknown LLM backend {self.backend!r}; use one of {LLM_BACKENDS}")
 
 
@@ -243,6 +260,7 @@ ENV_BINDINGS: dict[str, tuple[type[dg.ConfigurableResource], dict[str, str]]] = 
             "connect_timeout_s": "NARA_KG_LLM_CONNECT_TIMEOUT_S",
             "max_retries": "NARA_KG_LLM_MAX_RETRIES",
             "max_concurrency": "NARA_KG_LLM_MAX_CONCURRENCY",
+            "max_tokens": "NARA_KG_LLM_MAX_TOKENS",
             "strict": "NARA_KG_LLM_STRICT",
         },
     ),

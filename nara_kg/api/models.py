@@ -376,6 +376,10 @@ class AskResponse(BaseModel):
     latency_ms: float
     fallback: Fallback | None = None
     follow_up: FollowUp | None = None
+    faithfulness: dict[str, int] | None = Field(
+        default=None,
+        description="A model's answer: sentences the faithfulness guard kept and dropped.",
+    )
 
 
 class RecordRef(BaseModel):

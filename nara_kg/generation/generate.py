@@ -27,7 +27,7 @@ from nara_kg.generation.extractive import (
 )
 from nara_kg.generation.llm import LLM, GenerationCache, cached_complete, describe, is_extractive
 from nara_kg.generation.report_context import ReportContext
-from nara_kg.generation.report_parse import ReportFormatError, parse_report
+from nara_kg.generation.report_parse import ReportFormatError, parse_report, repair_report
 from nara_kg.generation.report_prompts import format_report_prompt
 from nara_kg.generation.report_rows import (
     MentionTotals,
@@ -68,6 +68,9 @@ class ReportRunResult:
     #: Context texts whose token count was remembered from an earlier run, and those counted.
     token_counts_reused: int = 0
     token_counts_new: int = 0
+    #: Model reports whose JSON was repaired, and those replaced by the extractive report.
+    reports_repaired: int = 0
+    reports_replaced: int = 0
     per_level: Counter[int] = field(default_factory=Counter)
     preview: list[dict[str, Any]] = field(default_factory=list)
 
@@ -166,15 +169,29 @@ def _stored_report(
     )
 
 
+@dataclass
+class ReportRepairs:
+    """How many model reports needed their JSON repaired, and how many were replaced."""
+
+    repaired: int = 0
+    replaced: int = 0
+
+
 def generate_report(
-    context: ReportContext, llm: LLM, cache: GenerationCache | None, *, retries: int = 2
+    context: ReportContext,
+    llm: LLM,
+    cache: GenerationCache | None,
+    *,
+    retries: int = 2,
+    repairs: ReportRepairs | None = None,
 ) -> tuple[CommunityReport, bool]:
     """The community's report and whether it came from the cache.
 
     The extractive backend builds :func:`extractive_report` (cached under the context text).
     A model gets :data:`~nara_kg.generation.report_prompts.REPORT_PROMPT`; output that does not
-    parse is regenerated up to `retries` times, bypassing and overwriting its cache entry, before
-    :class:`ReportFormatError`.
+    parse has its JSON repaired (:func:`repair_report`), else is regenerated up to `retries`
+    times, bypassing and overwriting its cache entry. A community with no usable report after
+    that gets the extractive report, so one bad reply never fails the run; `repairs` counts both.
     """
     if is_extractive(llm):
         key = extractive_cache_key(context)
@@ -197,17 +214,26 @@ def generate_report(
 
     prompt = format_report_prompt(context)
     generated_by = describe(llm)
-    errors: list[str] = []
+    # A deterministic model's fresh reply would only come again: it is repaired or replaced.
+    deterministic = bool(getattr(llm, "deterministic", False))
     for attempt in range(retries + 1):
         text, cached = cached_complete(llm, prompt, cache, refresh=attempt > 0)
         try:
             return parse_report(text, context.community_id, context.level, generated_by), cached
-        except ReportFormatError as error:
-            errors.append(str(error))
-    raise ReportFormatError(
-        f"community {context.community_id}: no valid report from {generated_by} after "
-        f"{retries + 1} attempt(s); last error: {errors[-1]}"
-    )
+        except ReportFormatError:
+            pass
+        try:
+            report = repair_report(text, context.community_id, context.level, generated_by)
+        except ReportFormatError:
+            if deterministic and not cached:
+                break
+            continue
+        if repairs is not None:
+            repairs.repaired += 1
+        return report, cached
+    if repairs is not None:
+        repairs.replaced += 1
+    return extractive_report(context), False
 
 
 def generate_community_reports(
@@ -296,6 +322,7 @@ def _generate_all(
     generator = describe(llm)
     position = 0
     summaries_to_embed: list[str] = []
+    repairs = ReportRepairs()
     with (
         _EarlySummaryVectors(embedder) as early,
         ThreadPoolExecutor(max_workers=1, thread_name_prefix="report-reader") as reader,
@@ -387,7 +414,7 @@ def _generate_all(
                             mentioned=rank_mentioned(totals),
                             run_rows=run_rows,
                         )
-                        report, was_cached = generate_report(context, llm, cache)
+                        report, was_cached = generate_report(context, llm, cache, repairs=repairs)
                         context_key = report_context_key(generator, context.text)
                         used_sub_reports, truncated = context.used_sub_reports, context.truncated
                         result.cached += int(was_cached)
@@ -456,4 +483,5 @@ def _generate_all(
             result.summaries_encoded_early = len(texts) - len(late)
             release_free_memory()
     result.summaries_embedded = len(pending)
+    result.reports_repaired, result.reports_replaced = repairs.repaired, repairs.replaced
     return result

@@ -7,7 +7,8 @@ Three backends share one small protocol (:class:`LLM`):
   a pipeline runs end to end with no model at all.
 * :class:`OpenAICompatibleLLM` — any server that speaks the OpenAI chat-completions protocol
   (OpenAI, vLLM, llama.cpp, Ollama, ...), with timeouts, bounded retries and a concurrency cap.
-* :class:`TransformersLLM` — a causal LM from a local directory; never downloads anything.
+* :class:`TransformersLLM` — a causal LM from a local directory (or a GGUF file in it, such as
+  the opt-in bundled SmolLM2 of :mod:`nara_kg.generation.local_model`); never downloads anything.
 
 :class:`GenerationCache` keys every generation by a hash of prompt + model + backend + parameters,
 so an unchanged community is never regenerated and a re-run costs nothing.
@@ -15,8 +16,10 @@ so an unchanged community is never regenerated and a re-run costs nothing.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import socket
 import sqlite3
 import threading
 import time
@@ -29,11 +32,20 @@ from typing import Any, Protocol
 EXTRACTIVE_BACKEND = "extractive"
 OPENAI_BACKEND = "openai"
 TRANSFORMERS_BACKEND = "transformers"
+#: The opt-in bundled local model (:mod:`nara_kg.generation.local_model`).
+LOCAL_BACKEND = "local"
 
 #: Upper bound on a server's Retry-After, so one misbehaving header cannot stall a run.
 MAX_RETRY_AFTER_S = 60.0
 #: How much of an error response body goes into an exception message.
 ERROR_BODY_CHARS = 300
+#: A reply's message may hold at most this many characters per requested token (a token is
+#: about 4 characters of English; the margin is for long words and other scripts).
+MAX_REPLY_CHARS_PER_TOKEN = 8
+#: The raw response may be this many bytes per allowed character (JSON escapes a non-ASCII
+#: character as \uXXXX), plus an envelope for the rest of the JSON.
+MAX_REPLY_BYTES_PER_CHAR = 6
+REPLY_ENVELOPE_BYTES = 16_384
 
 
 class LLMError(RuntimeError):
@@ -51,6 +63,9 @@ DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_MAX_RETRIES = 2
 #: Requests in flight at once from one client (entity extraction sends this many chunks).
 DEFAULT_MAX_CONCURRENCY = 4
+#: Most tokens one completion may write: the OpenAI-compatible client's and a local model's.
+DEFAULT_MAX_TOKENS = 1500
+DEFAULT_MAX_NEW_TOKENS = 512
 
 
 class LLM(Protocol):
@@ -138,7 +153,7 @@ class OpenAICompatibleLLM:
         backoff_s: float = 1.0,
         max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
         temperature: float = 0.0,
-        max_tokens: int = 1500,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         import httpx
@@ -161,7 +176,10 @@ class OpenAICompatibleLLM:
         self._api_key = api_key
         self._semaphore = threading.BoundedSemaphore(max_concurrency)
         self._sleep = sleep
-        self._client = httpx.Client(trust_env=False)
+        # No keep-alive: the deadline watchdog needs each request's socket from its connect.
+        self._client = httpx.Client(
+            trust_env=False, limits=httpx.Limits(max_keepalive_connections=0)
+        )
 
     @property
     def url(self) -> str:
@@ -191,8 +209,12 @@ class OpenAICompatibleLLM:
         for attempt in range(self.max_retries + 1):
             attempts += 1
             try:
-                with self._semaphore:
+                if not self._semaphore.acquire(timeout=max(deadline - time.monotonic(), 0.0)):
+                    raise _RetryableError("no request slot free within the time budget")
+                try:
                     payload = self._post(body, deadline)
+                finally:
+                    self._semaphore.release()
                 return self._content(payload)
             except _RetryableError as error:
                 last_error = str(error)
@@ -210,6 +232,15 @@ class OpenAICompatibleLLM:
             )
         )
 
+    @property
+    def max_reply_chars(self) -> int:
+        """The longest message content accepted (a few times `max_tokens`)."""
+        return MAX_REPLY_CHARS_PER_TOKEN * int(self.params["max_tokens"])
+
+    @property
+    def max_reply_bytes(self) -> int:
+        return MAX_REPLY_BYTES_PER_CHAR * self.max_reply_chars + REPLY_ENVELOPE_BYTES
+
     def _post(self, body: bytes, deadline: float) -> str:
         import httpx
 
@@ -220,21 +251,62 @@ class OpenAICompatibleLLM:
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
         timeout = httpx.Timeout(remaining, connect=min(self.connect_timeout_s, remaining))
+        # httpx's timeouts bound each socket read, so a server that drips its headers or body a
+        # byte at a time never trips them: a watchdog shuts the socket down at the deadline.
+        watchdog = _DeadlineWatchdog(deadline)
         try:
-            response = self._client.post(self.url, content=body, headers=headers, timeout=timeout)
+            with (
+                watchdog,
+                self._client.stream(
+                    "POST",
+                    self.url,
+                    content=body,
+                    headers=headers,
+                    timeout=timeout,
+                    extensions={"trace": watchdog.trace},
+                ) as response,
+            ):
+                data = self._read_capped(response)
         except httpx.TimeoutException as error:
             raise _RetryableError(f"timed out ({type(error).__name__})") from None
         except httpx.TransportError as error:
+            if watchdog.fired:
+                raise _RetryableError(
+                    f"timed out (no full reply within {self.timeout_s:g}s)"
+                ) from None
             raise _RetryableError(
                 f"connection error: {type(error).__name__}: {self._redact(str(error))}"
             ) from None
+        text = data.decode(response.encoding or "utf-8", errors="replace")
         if response.status_code >= 400:
-            detail = self._redact(response.text[:ERROR_BODY_CHARS])
+            detail = self._redact(text[:ERROR_BODY_CHARS])
             message = f"HTTP {response.status_code} {response.reason_phrase}: {detail}"
             if response.status_code == 429 or response.status_code >= 500:
                 raise _RetryableError(message, _retry_after(response.headers))
             raise LLMError(f"{self.url}: model {self.model!r}: {message}")
-        return response.text
+        return text
+
+    def _read_capped(self, response: Any) -> bytes:
+        """The response body, or LLMError as soon as it passes :attr:`max_reply_bytes` (a
+        reply that long is not an answer to a prompt with this `max_tokens`)."""
+        limit = self.max_reply_bytes
+        declared = response.headers.get("Content-Length")
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            raise LLMError(self._too_long(f"{int(declared)} bytes declared"))
+        parts: list[bytes] = []
+        size = 0
+        for part in response.iter_bytes():
+            size += len(part)
+            if size > limit:
+                raise LLMError(self._too_long(f"over {limit} bytes"))
+            parts.append(part)
+        return b"".join(parts)
+
+    def _too_long(self, what: str) -> str:
+        return (
+            f"{self.url}: model {self.model!r}: reply too long ({what}; at most "
+            f"{self.max_reply_chars} characters for max_tokens={self.params['max_tokens']})"
+        )
 
     def _content(self, payload: str) -> str:
         try:
@@ -247,14 +319,65 @@ class OpenAICompatibleLLM:
             ) from None
         if not isinstance(content, str):
             raise LLMError(f"{self.url}: model {self.model!r}: message content is not text")
+        if len(content) > self.max_reply_chars:
+            raise LLMError(self._too_long(f"{len(content)} characters"))
         return content
+
+
+class _DeadlineWatchdog:
+    """Shuts the request's socket down at `deadline`, which ends any read in progress.
+
+    The socket comes from httpx's `trace` extension when the connection opens (or turns to
+    TLS); a pooled connection reused without a new connect is not watched, so the client that
+    uses this keeps no connections alive between requests.
+    """
+
+    def __init__(self, deadline: float) -> None:
+        self._deadline = deadline
+        self._lock = threading.Lock()
+        self._socket: socket.socket | None = None
+        self._timer: threading.Timer | None = None
+        self.fired = False
+
+    def trace(self, event: str, info: Mapping[str, Any]) -> None:
+        if event not in ("connection.connect_tcp.complete", "connection.start_tls.complete"):
+            return
+        stream = info.get("return_value")
+        sock = stream.get_extra_info("socket") if stream is not None else None
+        if isinstance(sock, socket.socket):
+            with self._lock:
+                self._socket = sock
+                if self.fired:
+                    self._shutdown()
+
+    def _fire(self) -> None:
+        with self._lock:
+            self.fired = True
+            self._shutdown()
+
+    def _shutdown(self) -> None:
+        if self._socket is not None:
+            with contextlib.suppress(OSError):  # already closed
+                self._socket.shutdown(socket.SHUT_RDWR)
+
+    def __enter__(self) -> _DeadlineWatchdog:
+        self._timer = threading.Timer(max(self._deadline - time.monotonic(), 0.0), self._fire)
+        self._timer.daemon = True
+        self._timer.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
 
 
 class TransformersLLM:
     """A causal language model from a local directory (`local_files_only=True`).
 
     Loaded on the first `complete` (so building a resource costs nothing), on CPU unless a device
-    is given. Greedy decoding when temperature is 0, so the output is reproducible and cacheable.
+    is given. With `gguf_file`, the weights and tokenizer are read from that GGUF file in the
+    directory (transformers de-quantizes it with the `gguf` package). Greedy decoding when
+    temperature is 0, so the output is reproducible and cacheable.
     A tokenizer with a chat template gets the prompt as one user message. A prompt that would not
     fit the model's context window raises instead of being silently truncated.
     """
@@ -263,18 +386,25 @@ class TransformersLLM:
         self,
         model_path: str | Path,
         *,
-        max_new_tokens: int = 512,
+        max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
         temperature: float = 0.0,
         device: str = "cpu",
+        gguf_file: str | None = None,
+        name: str = TRANSFORMERS_BACKEND,
+        model_name: str | None = None,
     ) -> None:
-        self.name = TRANSFORMERS_BACKEND
+        self.name = name
         self.model_path = Path(model_path)
-        self.model = str(model_path)
+        self.gguf_file = gguf_file
+        # The model's name in cache keys and `generated_by`: a path by default.
+        self.model = model_name or str(model_path)
         self.params: dict[str, Any] = {
             "max_new_tokens": max_new_tokens,
             "temperature": temperature,
         }
         self.device = device
+        #: Greedy decoding writes the same reply to the same prompt: asking again is no retry.
+        self.deterministic = temperature <= 0
         self._lock = threading.Lock()
         # One generation at a time: concurrent generate() calls on one model only contend for
         # the same cores (or GPU) and multiply activation memory.
@@ -285,6 +415,10 @@ class TransformersLLM:
     def __repr__(self) -> str:
         return f"TransformersLLM(model_path={self.model!r})"
 
+    def load(self) -> None:
+        """Load the model now rather than on the first completion (a server warming up)."""
+        self._load()
+
     def _load(self) -> tuple[Any, Any]:
         with self._lock:
             if self._model is None:
@@ -292,13 +426,12 @@ class TransformersLLM:
                     raise LLMError(f"local model directory {self.model_path} does not exist")
                 from transformers import AutoModelForCausalLM, AutoTokenizer
 
+                options: dict[str, Any] = {"local_files_only": True}
+                if self.gguf_file is not None:
+                    options["gguf_file"] = self.gguf_file
                 try:
-                    tokenizer: Any = AutoTokenizer.from_pretrained(
-                        self.model_path, local_files_only=True
-                    )
-                    model: Any = AutoModelForCausalLM.from_pretrained(
-                        self.model_path, local_files_only=True
-                    )
+                    tokenizer: Any = AutoTokenizer.from_pretrained(self.model_path, **options)
+                    model: Any = AutoModelForCausalLM.from_pretrained(self.model_path, **options)
                 except (OSError, ValueError) as error:
                     raise LLMError(f"cannot load model from {self.model_path}: {error}") from error
                 model.to(self.device)

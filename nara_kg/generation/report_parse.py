@@ -89,6 +89,25 @@ def _findings(value: Any, problems: list[str]) -> tuple[Finding, ...] | None:
     return tuple(findings)
 
 
+def repair_report(text: str, community_id: str, level: int, generated_by: str) -> CommunityReport:
+    """:func:`parse_report` of the model's answer after its JSON syntax is repaired (quotes,
+    commas, brackets left open by a reply cut short) by the `json-repair` library; the fields
+    are then checked as strictly as ever, so a repair can add no content. ReportFormatError when
+    no JSON object comes out or its fields are still wrong."""
+    import json_repair
+
+    where = f"report for community {community_id}"
+    candidates = [match.group(1) for match in _FENCE.finditer(text)]
+    if "{" in text:
+        candidates.append(text[text.find("{") :])
+    for candidate in candidates:
+        repaired = json_repair.repair_json(candidate, return_objects=True)
+        if isinstance(repaired, dict) and repaired:
+            return parse_report(json.dumps(repaired), community_id, level, generated_by)
+    snippet = " ".join(text.split())[:120]
+    raise ReportFormatError(f"{where}: no JSON object could be repaired from {snippet!r}")
+
+
 def parse_report(text: str, community_id: str, level: int, generated_by: str) -> CommunityReport:
     """A complete report from a model's answer, or :class:`ReportFormatError`.
 

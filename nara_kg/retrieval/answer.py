@@ -16,7 +16,7 @@ by the records that came closest.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 from nara_kg.generation.llm import LLM, GenerationCache, cached_complete, is_extractive
@@ -30,6 +30,7 @@ from nara_kg.retrieval.fact_answers import (
     identity,
     title_coverage,
 )
+from nara_kg.retrieval.faithfulness import GuardResult, guard_answer
 from nara_kg.retrieval.graph_record import GraphRecord, body_of
 from nara_kg.retrieval.prompts import ANSWER_PROMPT, REFUSAL, is_refusal
 from nara_kg.retrieval.terms import METHOD_EXTRACTIVE, llm_method
@@ -55,6 +56,8 @@ class Answer:
     used_na_ids: tuple[int, ...]
     #: One per answer sentence, each ending in its record's marker in `text`.
     citations: tuple[AnswerCitation, ...] = ()
+    #: A model's answer after the faithfulness guard (None for the extractive method).
+    guard: GuardResult | None = None
 
 
 def format_answer_prompt(question: str, contexts: Sequence[AnswerContext]) -> str:
@@ -157,7 +160,19 @@ def answer_question(
     reply = reply.strip()
     if not reply or is_refusal(reply):
         return Answer(text=REFUSAL, method=method, refused=True, used_na_ids=())
+    # Sentences stating a name, number or date the records do not hold are dropped; with
+    # none left, the extractive answer stands in.
+    guarded = guard_answer(reply, [f"{ctx.title or ''}\n{ctx.text}" for ctx in contexts])
+    if not guarded.kept:
+        return replace(_extractive_answer(question, contexts), guard=guarded)
     used = tuple(dict.fromkeys(ctx.na_id for ctx in contexts))
     sources = [Source(ctx.na_id, ctx.title, ctx.text) for ctx in contexts]
-    text, citations = cite(attribute(sentences(reply), sources))
-    return Answer(text=text, method=method, refused=False, used_na_ids=used, citations=citations)
+    text, citations = cite(attribute(sentences(guarded.text), sources))
+    return Answer(
+        text=text,
+        method=method,
+        refused=False,
+        used_na_ids=used,
+        citations=citations,
+        guard=guarded,
+    )

@@ -33,6 +33,7 @@ from nara_kg.retrieval.answer import Answer, AnswerContext, answer_question, ext
 from nara_kg.retrieval.citations import AnswerCitation
 from nara_kg.retrieval.classify import classify_request
 from nara_kg.retrieval.entity_path import EntityPath
+from nara_kg.retrieval.faithfulness import GuardResult
 from nara_kg.retrieval.filters import NO_FILTERS, SearchFilters, filter_parameters
 from nara_kg.retrieval.followup import Turn, follow_up
 from nara_kg.retrieval.global_search import GlobalAnswer, global_search, is_overview_question
@@ -339,6 +340,7 @@ def ask(
     hits: list[SearchHit] = []
     sources: GlobalSources | None = None
     citations: tuple[AnswerCitation, ...] = ()
+    faithfulness: GuardResult | None = None
     if chosen == "local":
         searched = local_search(driver, database, embedder.encode, question, k=k, filters=filters)
         hits, path = searched.hits, searched.entity_path
@@ -356,6 +358,7 @@ def ask(
                 answer = answer_question(question, contexts, llm, cache)
             text, refused, method = answer.text, answer.refused, answer.method
             citations = answer.citations
+            faithfulness = answer.guard
             provenance = local_provenance(hits, set(answer.used_na_ids), path)
     else:
         result, sources, provenance = _answer_global(
@@ -376,6 +379,7 @@ def ask(
         records=tuple(hits),
         global_sources=sources,
         answer_citations=citations,
+        faithfulness=faithfulness,
     )
 
 

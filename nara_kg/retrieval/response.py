@@ -19,6 +19,7 @@ from typing import Literal
 from nara_kg.generation.community_report import CommunityReport
 from nara_kg.retrieval.citations import AnswerCitation
 from nara_kg.retrieval.classify import RequestKind
+from nara_kg.retrieval.faithfulness import GuardResult
 from nara_kg.retrieval.filters import SearchFilters
 from nara_kg.retrieval.followup import Resolution
 from nara_kg.retrieval.global_search import Point
@@ -218,6 +219,8 @@ class AskResponse:
     follow_up: Resolution | None = None
     #: One per answer sentence, in answer order (see :mod:`nara_kg.retrieval.citations`).
     answer_citations: tuple[AnswerCitation, ...] = ()
+    #: A model's local answer: sentences the faithfulness guard kept and dropped.
+    faithfulness: GuardResult | None = None
 
     @property
     def mode(self) -> Literal["local", "global"]:
@@ -250,4 +253,6 @@ class AskResponse:
                 "resolved_by": self.follow_up.resolved_by,
                 "focus": list(self.follow_up.focus),
             }
+        if self.faithfulness is not None:
+            data["faithfulness"] = self.faithfulness.to_dict()
         return data

@@ -10,12 +10,18 @@ import pytest
 
 from nara_kg.generation.community_report import CommunityReport, Finding
 from nara_kg.generation.extractive import (
+    GENERATED_BY_EXTRACTIVE,
     extractive_cache_key,
     extractive_rating,
     extractive_report,
 )
-from nara_kg.generation.generate import generate_report
-from nara_kg.generation.llm import ExtractiveLLM, GenerationCache, llm_cache_key
+from nara_kg.generation.generate import ReportRepairs, generate_report
+from nara_kg.generation.llm import (
+    ExtractiveLLM,
+    GenerationCache,
+    OpenAICompatibleLLM,
+    llm_cache_key,
+)
 from nara_kg.generation.report_context import (
     MemberInfo,
     MentionedInfo,
@@ -24,8 +30,9 @@ from nara_kg.generation.report_context import (
     SubReport,
     build_context,
 )
-from nara_kg.generation.report_parse import ReportFormatError, parse_report
+from nara_kg.generation.report_parse import ReportFormatError, parse_report, repair_report
 from nara_kg.generation.report_prompts import format_report_prompt
+from tests.openai_server import Reply, openai_test_server
 
 
 def count_words(text: str) -> int:
@@ -667,14 +674,59 @@ def test_generate_regenerates_a_malformed_cached_entry(tmp_path: Path) -> None:
     assert len(llm.prompts) == 1
 
 
-def test_generate_gives_up_after_retries() -> None:
+def test_generate_falls_back_to_the_extractive_report_after_retries() -> None:
     llm = ScriptedLLM(['{"title": "T"}'])
-    with pytest.raises(ReportFormatError) as raised:
-        generate_report(extractive_context(), llm, None, retries=2)
+    repairs = ReportRepairs()
+    report, cached = generate_report(extractive_context(), llm, None, retries=2, repairs=repairs)
     assert len(llm.prompts) == 3
-    assert "community 0-3" in str(raised.value)
-    assert "after 3 attempt(s)" in str(raised.value)
-    assert "missing 'summary'" in str(raised.value)
+    assert report == extractive_report(extractive_context()) and not cached
+    assert (repairs.repaired, repairs.replaced) == (0, 1)
+
+
+def test_a_deterministic_model_is_not_asked_again_for_the_same_reply() -> None:
+    llm = ScriptedLLM(["no report here"])
+    llm.deterministic = True  # type: ignore[attr-defined]
+    repairs = ReportRepairs()
+    report, _ = generate_report(extractive_context(), llm, None, retries=2, repairs=repairs)
+    assert len(llm.prompts) == 1
+    assert report == extractive_report(extractive_context()) and repairs.replaced == 1
+
+
+def _report_server_reply(content: str) -> tuple[CommunityReport, bool, ReportRepairs, int]:
+    with openai_test_server() as server:
+        server.replies.extend(Reply(content=content) for _ in range(3))
+        llm = OpenAICompatibleLLM(server.url, "scripted", None, timeout_s=10.0)
+        repairs = ReportRepairs()
+        report, cached = generate_report(extractive_context(), llm, None, repairs=repairs)
+        return report, cached, repairs, server.calls
+
+
+def test_a_malformed_report_from_a_model_is_repaired() -> None:
+    # Single quotes, a trailing comma and the closing brackets lost to a reply cut short.
+    broken = (
+        "Here is the report:\n```json\n{'title': 'Harbor records', 'summary': 'Survey records.',"
+        " 'rating': 6.5, 'rating_explanation': 'Useful.', 'findings': [{'summary': 'S1', "
+        "'explanation': 'E1'},"
+    )
+    report, _, repairs, calls = _report_server_reply(broken)
+    assert (repairs.repaired, repairs.replaced) == (1, 0)
+    assert calls == 1
+    assert report.title == "Harbor records" and report.rating == 6.5
+    assert report.findings == (Finding(summary="S1", explanation="E1"),)
+    assert report.generated_by == "openai:scripted"
+
+
+def test_an_irreparable_report_from_a_model_is_replaced_by_the_extractive_one() -> None:
+    report, _, repairs, calls = _report_server_reply("I am sorry, I cannot summarise these.")
+    assert (repairs.repaired, repairs.replaced) == (0, 1)
+    assert calls == 3  # the first reply and two regenerations
+    assert report == extractive_report(extractive_context())
+    assert report.generated_by == GENERATED_BY_EXTRACTIVE
+
+
+def test_repair_adds_no_content() -> None:
+    with pytest.raises(ReportFormatError, match="missing"):
+        repair_report("{'title': 'T', 'summary': 'S'", "0-1", 0, "x")
 
 
 def test_rows_counted_in_one_batch_give_the_same_context() -> None:
