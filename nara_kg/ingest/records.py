@@ -254,6 +254,15 @@ class Selection:
 DROPPED_COPIES_LISTED = 5
 
 
+class UnreadablePart(RuntimeError):
+    """A parsed part that cannot be read back (damaged on disk); `path` names it."""
+
+    def __init__(self, path: Path, error: BaseException) -> None:
+        super().__init__(f"{path}: {type(error).__name__}: {error}")
+        self.path = path
+        self.error = error
+
+
 def select_records(parts: list[Path]) -> Selection:
     """One row per naId: a full record beats a stub, then the most complete copy wins.
 
@@ -274,7 +283,10 @@ def select_records(parts: list[Path]) -> Selection:
     ]
     tables = []
     for index, part in enumerate(parts):
-        table = pq.read_table(part, columns=columns)
+        try:
+            table = pq.read_table(part, columns=columns, page_checksum_verification=True)
+        except (OSError, pa.ArrowException, ValueError) as error:
+            raise UnreadablePart(part, error) from error
         table = table.append_column(Col.PART, pa.array(np.full(len(table), index, dtype=np.int32)))
         table = table.append_column(Col.ROW, pa.array(np.arange(len(table), dtype=np.int64)))
         tables.append(table)

@@ -306,3 +306,46 @@ def test_a_damaged_derived_file_is_found_by_name_and_derived_again(tmp_path: Pat
     )
     assert computed
     assert list(iter_chunks(layout, columns)) == chunks
+
+
+def test_a_flipped_byte_in_a_parsed_part_is_named_and_the_file_parsed_again(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "data"
+    note = "Reports of the flood control board on the levees of the river. " * 30
+    write(data / "a.jsonl", [record(n, scopeAndContentNote=f"{n} {note}") for n in range(1, 60)])
+    layout = WorkLayout(tmp_path / "work")
+    layout.ensure()
+    files = scan_inputs(data, layout)
+    parse_inputs(data, files, layout)
+    part = layout.parsed_part(files[0].file_id)
+    parsed = pq.read_table(part)
+
+    # A byte inside the body texts' compressed dictionary page (the data page after it holds
+    # indices and a header with statistics no read uses): the footer still reads, so the parse
+    # stage skips on it, and only the page's checksum can tell.
+    body = pq.ParquetFile(part).metadata.row_group(0)
+    [column] = [
+        body.column(i)
+        for i in range(body.num_columns)
+        if body.column(i).path_in_schema == Col.BODY_TEXT
+    ]
+    raw = bytearray(part.read_bytes())
+    assert column.has_dictionary_page
+    raw[(column.dictionary_page_offset + column.data_page_offset) // 2] ^= 0xFF
+    part.write_bytes(bytes(raw))
+    # Whichever stage reads the damaged pages first names the part.
+    with pytest.raises(CorruptWorkFile, match=str(part)) as raised:
+        parse_inputs(data, files, layout)
+        embedder = StandinEmbedder()
+        chunk_file(
+            files[0],
+            layout,
+            count_tokens=embedder.count_tokens,
+            max_tokens=embedder.max_tokens,
+            chunker_key=embedder.key,
+        )
+    assert "--full" in str(raised.value)
+    again = parse_inputs(data, files, layout)  # the next build parses the file again
+    assert again.files_parsed == 1
+    assert pq.read_table(part).equals(parsed)

@@ -294,7 +294,7 @@ def chunk_file(
     fresh: list[dict[str, Any]] = []
     offset = previous.table.num_rows if previous is not None else 0
     record_keys: list[str] = []
-    records = iter_rows(layout.parsed_part(file.file_id))
+    records = _parsed_rows(layout, file)
 
     def count_row(
         embed: bool, tokens: int, is_stub: bool, row: Callable[[], dict[str, Any]]
@@ -420,6 +420,16 @@ def iter_chunks(
                 yield from kept.to_pylist()
         except PARQUET_DAMAGE as error:
             raise corrupt_work_file(path, error, layout.chunk_stats(file_id)) from error
+
+
+def _parsed_rows(layout: WorkLayout, file: InputFile) -> Iterator[dict[str, Any]]:
+    """The file's parsed rows; a damaged part is named, and its parse stats removed so that
+    the next build parses the file again."""
+    path = layout.parsed_part(file.file_id)
+    try:
+        yield from iter_rows(path)
+    except PARQUET_DAMAGE as error:
+        raise corrupt_work_file(path, error, layout.parse_stats(file.file_id)) from error
 
 
 def _part_batches(

@@ -18,8 +18,8 @@ import pyarrow.parquet as pq
 
 from nara_kg.ingest.inputs import SKIPPED_FILE, InputFile, SkippedFile, file_id_of, scan_input_tree
 from nara_kg.ingest.layout import WorkLayout
-from nara_kg.ingest.records import select_records
-from nara_kg.ingest.stages.common import Log, quiet, read_json, write_table
+from nara_kg.ingest.records import UnreadablePart, select_records
+from nara_kg.ingest.stages.common import Log, corrupt_work_file, quiet, read_json, write_table
 from nara_kg.ingest.stages.parsed_records import parse_file
 from nara_kg.model.tables import (
     ALIAS_SCHEMA,
@@ -156,7 +156,13 @@ def select_live_records(
     write_table(pa.Table.from_pylist(index_rows, schema=PARSED_INDEX_SCHEMA), layout.parsed_index)
     _write_rejects_table(live.files, layout, live.skipped)
 
-    selection = select_records([layout.parsed_part(f.file_id) for f in live.files])
+    try:
+        selection = select_records([layout.parsed_part(f.file_id) for f in live.files])
+    except UnreadablePart as damaged:
+        owner = next(f for f in live.files if layout.parsed_part(f.file_id) == damaged.path)
+        raise corrupt_work_file(
+            damaged.path, damaged.error, layout.parse_stats(owner.file_id)
+        ) from damaged
     chosen = sorted(selection.chosen)
     write_table(
         pa.table(
