@@ -16,6 +16,7 @@ from graph_assets.relationships import (
 from graph_assets.vector_index import vector_index
 from nara_kg.embedding.encoder import Embedder
 from nara_kg.retrieval.evaluation import (
+    EvaluationReport,
     Question,
     evaluate_answers,
     evaluate_local,
@@ -80,17 +81,9 @@ def retrieval_evaluation(
         yield from _known_item_evaluation(context, neo4j, embedding_model, paths)
         return
     questions = load_questions(questions_path)
-    driver = neo4j.get_driver()
     embedder = embedding_model.get_embedder()
-
-    def retrieve(text: str) -> tuple[list[int], float]:
-        result = local_search(driver, neo4j.database, embedder.encode, text, k=10)
-        return [hit.naId for hit in result.hits], result.latency_ms
-
-    embedder.encode(["warm-up"])  # the first call pays for loading; keep it out of latencies
     metadata: dict[str, Any] = {}
-    with timed(metadata):
-        report = evaluate_local(questions, retrieve)
+    report = _search_questions(questions, neo4j, embedder, metadata)
     context.log.info(
         f"hit@1={report.hit_at_1:.3f} hit@5={report.hit_at_5:.3f} "
         f"mrr@10={report.mrr_at_10:.3f} p95={report.latency_ms_p95:.1f}ms over {report.n}"
@@ -134,6 +127,22 @@ def retrieval_evaluation(
             "min_mrr_at_10": MIN_MRR_AT_10,
         },
     )
+
+
+def _search_questions(
+    questions: list[Question], neo4j: Neo4jResource, embedder: Embedder, metadata: dict[str, Any]
+) -> EvaluationReport:
+    """hit@k, MRR and latency of the questions through hybrid local search (top 10); the
+    step's seconds go into `metadata`."""
+    driver = neo4j.get_driver()
+
+    def retrieve(text: str) -> tuple[list[int], float]:
+        result = local_search(driver, neo4j.database, embedder.encode, text, k=10)
+        return [hit.naId for hit in result.hits], result.latency_ms
+
+    embedder.encode(["warm-up"])  # the first call pays for loading; keep it out of latencies
+    with timed(metadata):
+        return evaluate_local(questions, retrieve)
 
 
 def _global_questions(
@@ -240,17 +249,9 @@ def _known_item_evaluation(
             metadata={"evaluated": False},
         )
         return
-    driver = neo4j.get_driver()
     embedder = embedding_model.get_embedder()
-
-    def retrieve(text: str) -> tuple[list[int], float]:
-        result = local_search(driver, neo4j.database, embedder.encode, text, k=10)
-        return [hit.naId for hit in result.hits], result.latency_ms
-
-    embedder.encode(["warm-up"])  # the first call pays for loading; keep it out of latencies
     metadata: dict[str, Any] = {}
-    with timed(metadata):
-        report = evaluate_local(questions, retrieve)
+    report = _search_questions(questions, neo4j, embedder, metadata)
     context.log.info(
         f"known items: hit@1={report.hit_at_1:.3f} hit@5={report.hit_at_5:.3f} "
         f"mrr@10={report.mrr_at_10:.3f} over {report.n} generated questions"
