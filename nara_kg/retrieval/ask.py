@@ -366,6 +366,7 @@ def ask(
         )
         text, refused, method = result.text, result.refused, result.method
         citations = result.citations
+        faithfulness = result.guard
     return AskResponse(
         question=question,
         request_type=kind,

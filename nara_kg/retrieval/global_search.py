@@ -16,14 +16,21 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final
 
 from nara_kg.generation.community_profile import DESCRIPTION_LEVELS, KeyRecord
 from nara_kg.generation.community_report import CommunityReport
-from nara_kg.generation.llm import LLM, GenerationCache, cached_complete, is_extractive
+from nara_kg.generation.llm import (
+    LLM,
+    ExtractiveLLM,
+    GenerationCache,
+    cached_complete,
+    is_extractive,
+)
 from nara_kg.generation.report_parse import extract_json_object
 from nara_kg.retrieval.citations import AnswerCitation, CitedSentence, Source, attribute, cite
+from nara_kg.retrieval.faithfulness import GuardResult, guard_answer
 from nara_kg.retrieval.prompts import MAP_PROMPT, REDUCE_PROMPT, REFUSAL, is_refusal
 from nara_kg.retrieval.report_batches import ReportBlock, join_blocks, pack_batches
 from nara_kg.retrieval.terms import METHOD_EXTRACTIVE, content_terms, fold, llm_method, overlap
@@ -56,6 +63,8 @@ class GlobalAnswer:
     method: str
     #: One per answer sentence, each naming a record of the community it came from.
     citations: tuple[AnswerCitation, ...] = ()
+    #: A model's answer after the faithfulness guard (None for the extractive method).
+    guard: GuardResult | None = None
 
 
 def _score(value: Any) -> int | None:
@@ -453,6 +462,27 @@ def global_search(
         return GlobalAnswer(REFUSAL, tuple(used), _communities(used), True, method)
     communities = _communities(used)
     by_id = {report.community_id: report for report in reports}
+    # A sentence naming a person, number or date that none of the reports read states is
+    # dropped; with nothing left, the extractive answer over the same reports stands in.
+    guarded = guard_answer(
+        " ".join(split_sentences(reply)),
+        [_report_text(by_id[c], members.get(c, ())) for c in communities if c in by_id],
+    )
+    if not guarded.kept:
+        fallback = global_search(
+            question,
+            reports,
+            ExtractiveLLM(),
+            None,
+            batch_token_budget=batch_token_budget,
+            count_tokens=count_tokens,
+            count_tokens_many=count_tokens_many,
+            seed=seed,
+            reduce_token_budget=reduce_token_budget,
+            sizes=sizes,
+            members=members,
+        )
+        return replace(fallback, guard=guarded)
     sources = []
     for community_id in communities:
         record = representative(members.get(community_id, ()))
@@ -460,5 +490,15 @@ def global_search(
         if record is not None and report is not None:
             text_of = f"{report.title} {report.summary}"
             sources.append(Source(record.na_id, record.title, text_of))
-    text, citations = cite(attribute(split_sentences(reply), sources))
-    return GlobalAnswer(text or reply.strip(), tuple(used), communities, False, method, citations)
+    text, citations = cite(attribute(split_sentences(guarded.text), sources))
+    return GlobalAnswer(
+        text or guarded.text, tuple(used), communities, False, method, citations, guarded
+    )
+
+
+def _report_text(report: CommunityReport, members: Sequence[KeyRecord]) -> str:
+    """What a model's global answer may state about one community: its report and the titles
+    of its top members."""
+    findings = " ".join(f"{f.summary} {f.explanation}" for f in report.findings)
+    titles = " ".join(member.title or "" for member in members)
+    return f"{report.title} {report.summary} {findings} {titles}"

@@ -263,7 +263,7 @@ class ScriptedModel:
     def complete(self, prompt: str) -> str:
         if "Importance Score" in prompt or "----Analyst" in prompt:
             return (
-                "The Morgenthau diaries cover Treasury policy [Data: Reports (2-6)]. "
+                "The Morgenthau diaries name the War Refugee Board [Data: Reports (2-6)]. "
                 "Relocation records document evacuees and the War Relocation Authority."
             )
         return '{"points": [{"description": "Diaries and relocation records", "score": 80}]}'
@@ -282,7 +282,59 @@ def test_a_model_answer_cites_the_theme_each_sentence_shares_most_words_with() -
         members=MEMBERS,
     )
     assert answer.text == (
-        "The Morgenthau diaries cover Treasury policy. [1] Relocation records document "
+        "The Morgenthau diaries name the War Refugee Board. [1] Relocation records document "
         "evacuees and the War Relocation Authority. [2]"
     )
     assert [c.na_id for c in answer.citations] == [589213, 537]
+
+
+class InventingModel(ScriptedModel):
+    """The reduce step adds a sentence whose name and year no report states."""
+
+    def complete(self, prompt: str) -> str:
+        reply = super().complete(prompt)
+        if "Importance Score" in prompt or "----Analyst" in prompt:
+            return reply + " Eleanor Roosevelt visited the camps in 1951."
+        return reply
+
+
+def test_a_model_answer_loses_a_sentence_no_report_supports() -> None:
+    answer = global_search(
+        "What are the main themes of the Morgenthau diaries and the relocation records?",
+        REPORTS,
+        InventingModel(),
+        None,
+        batch_token_budget=500,
+        count_tokens=count_words,
+        reduce_token_budget=2000,
+        sizes=SIZES,
+        members=MEMBERS,
+    )
+    assert "Eleanor" not in answer.text and "1951" not in answer.text
+    assert answer.text.startswith("The Morgenthau diaries name the War Refugee Board. [1]")
+    assert answer.guard is not None
+    assert (answer.guard.kept, answer.guard.dropped) == (2, 1)
+
+
+class OnlyInventingModel(ScriptedModel):
+    def complete(self, prompt: str) -> str:
+        if "Importance Score" in prompt or "----Analyst" in prompt:
+            return "Eleanor Roosevelt visited the camps in 1951."
+        return super().complete(prompt)
+
+
+def test_a_model_answer_with_nothing_supported_gives_the_extractive_answer() -> None:
+    answer = global_search(
+        "What are the main themes of the Morgenthau diaries and the relocation records?",
+        REPORTS,
+        OnlyInventingModel(),
+        None,
+        batch_token_budget=500,
+        count_tokens=count_words,
+        reduce_token_budget=2000,
+        sizes=SIZES,
+        members=MEMBERS,
+    )
+    assert "Eleanor" not in answer.text and not answer.refused
+    assert answer.method == "extractive" or answer.method.startswith("extractive")
+    assert answer.guard is not None and answer.guard.kept == 0
