@@ -411,7 +411,7 @@ def test_llm_global_search_map_and_reduce() -> None:
                     {"description": "No score"},
                 ]
             )
-        return "The logbooks are in record group 24."
+        return "The logbooks of the Pacific fleet date from 1942."
 
     llm = FakeLLM(reply)
     result = global_search(
@@ -434,7 +434,7 @@ def test_llm_global_search_map_and_reduce() -> None:
     assert sorted(result.points_used[2].community_id.split(",")) == ["0-1", "0-2", "0-3"]
     assert result.communities[:2] == ("0-1", "0-2")
     assert set(result.communities) == {"0-1", "0-2", "0-3"}
-    assert result.text == "The logbooks are in record group 24."
+    assert result.text == "The logbooks of the Pacific fleet date from 1942."
     assert not result.refused
     assert result.method == "llm (fake:m1)"
     reduce_prompt = llm.prompts[1]
