@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 import re
 import time
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Literal
+from typing import Final, Literal
 
 from neo4j import Driver
 
@@ -65,6 +66,10 @@ GLOBAL_BATCH_TOKENS = 2_000
 GLOBAL_REDUCE_TOKENS = 2_000
 #: Most central members shown per supporting community (a community can hold thousands).
 PROVENANCE_MEMBERS = 5
+
+_LOG = logging.getLogger(__name__)
+#: What a response says when the configured model failed and the extractive method answered.
+FALLBACK_REASON: Final = "the configured language model did not answer (details in the server log)"
 
 
 #: Global search reads the finest level whose reports stay within this many: fine levels say
@@ -449,5 +454,8 @@ def ask_with_fallback(
             level=level,
             filters=filters,
         )
-        fallback = Fallback(from_=describe(llm), to=EXTRACTIVE_BACKEND, reason=str(error))
+        # The error names the endpoint and may quote its reply: the log has it, the reader
+        # is told what happened.
+        _LOG.warning("the model did not answer, the extractive method did: %s", error)
+        fallback = Fallback(from_=describe(llm), to=EXTRACTIVE_BACKEND, reason=FALLBACK_REASON)
         return replace(response, fallback=fallback)

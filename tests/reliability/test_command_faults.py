@@ -119,6 +119,7 @@ def test_ask_with_an_llm_that_never_answers_falls_back_within_the_timeout(
     assert time.monotonic() - started < 2.0 + 1.0
     assert response["fallback"]["to"] == "extractive"
     assert "did not answer" in response["fallback"]["reason"]
+    assert silent_endpoint.split("//")[1].split("/")[0] not in json.dumps(response)  # no address
     assert response["classification_method"] == "rule-based"
     with pytest.raises(LLMUnreachable):
         ask_with_fallback(neo4j_driver, "neo4j", embedder, llm, None, "flood", strict=True)

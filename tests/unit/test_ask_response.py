@@ -311,7 +311,7 @@ def test_the_fallback_comes_last(monkeypatch: pytest.MonkeyPatch) -> None:
     assert body["fallback"] == {
         "from": "extractive:extractive",
         "to": "extractive",
-        "reason": "the model did not answer",
+        "reason": ask_module.FALLBACK_REASON,
     }
 
 
