@@ -349,3 +349,23 @@ def test_a_flipped_byte_in_a_parsed_part_is_named_and_the_file_parsed_again(
     again = parse_inputs(data, files, layout)  # the next build parses the file again
     assert again.files_parsed == 1
     assert pq.read_table(part).equals(parsed)
+
+
+def test_a_repeated_bad_line_is_rejected_each_time_not_dropped_as_a_duplicate(
+    tmp_path: Path,
+) -> None:
+    """The reject share counts every bad line: repeats of a rejected line are not duplicates
+    of a record, on a first parse and on a reparse that reuses unchanged lines."""
+    data = tmp_path / "data"
+    write(data / "a.jsonl", [record(1), record(2)])
+    with (data / "a.jsonl").open("a", encoding="utf-8") as handle:
+        handle.write("{not json\n" * 5)
+    layout = WorkLayout(tmp_path / "work")
+    layout.ensure()
+    [first] = parse_inputs(data, scan_inputs(data, layout), layout).per_file
+    assert (first[Col.RECORDS], first[Col.REJECTED]) == (2, 5)
+
+    with (data / "a.jsonl").open("a", encoding="utf-8") as handle:
+        handle.write("{not json\n")
+    [again] = parse_inputs(data, scan_inputs(data, layout), layout).per_file
+    assert (again[Col.RECORDS], again[Col.REJECTED]) == (2, 6)

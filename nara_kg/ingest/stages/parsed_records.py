@@ -77,6 +77,7 @@ class LineReuse:
                 self._line_of.setdefault(digest, line_num)
         self.digests: dict[int, str] = {}
         self._first_line: dict[str, int] = {}
+        self._rejected: set[str] = set()
 
     @classmethod
     def load(
@@ -103,11 +104,11 @@ class LineReuse:
         digest = line_digest(line)
         self.digests[line_num] = digest
         first = self._first_line.setdefault(digest, line_num)
-        if first != line_num:
+        if first != line_num and digest not in self._rejected:
             return DuplicateLine(line_num, first)
         earlier = self._line_of.get(digest)
         if earlier is None:
-            return parse_line(line, file_name, line_num)
+            return _parse_noting_rejects(line, file_name, line_num, digest, self._rejected)
         rows = tuple({**row, Col.LINE_NUM: line_num} for row in self._rows[earlier])
         return ReusedLine(line_num, rows, self._cut_from.get(earlier))
 
@@ -118,15 +119,28 @@ class _Digesting:
     def __init__(self) -> None:
         self.digests: dict[int, str] = {}
         self._first_line: dict[str, int] = {}
+        self._rejected: set[str] = set()
 
     def __call__(
         self, line: bytes, file_name: str, line_num: int
     ) -> ParsedRecord | DuplicateLine | Rejected:
         digest = self.digests[line_num] = line_digest(line)
         first = self._first_line.setdefault(digest, line_num)
-        if first != line_num:
+        if first != line_num and digest not in self._rejected:
             return DuplicateLine(line_num, first)
-        return parse_line(line, file_name, line_num)
+        return _parse_noting_rejects(line, file_name, line_num, digest, self._rejected)
+
+
+def _parse_noting_rejects(
+    line: bytes, file_name: str, line_num: int, digest: str, rejected: set[str]
+) -> ParsedRecord | Rejected:
+    """`parse_line`, remembering the digest of a rejected line: a repeat of a bad line is
+    rejected again rather than dropped as a duplicate, so the reject share counts every bad
+    line the file holds."""
+    parsed = parse_line(line, file_name, line_num)
+    if isinstance(parsed, Rejected):
+        rejected.add(digest)
+    return parsed
 
 
 def _items(
