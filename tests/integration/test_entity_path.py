@@ -89,6 +89,6 @@ def test_person_org_questions_rank_higher_through_entities(
         neo4j_driver.execute_query("MATCH ()-[m]->() WHERE elementId(m) = $id DELETE m", id=added)
     assert entity_path(neo4j_driver, "neo4j", question).edges == before.edges
 
-    # Some community report lists a Mentioned table, ranked by mentions.
+    # Some community report names the authorities its records' text mentions most.
     reports = [json.loads(r["report"]) for r in report_cypher.reports(neo4j_driver, "neo4j")]
-    assert any("Most mentioned in the records' text" in r["summary"] for r in reports)
+    assert any("its records name most" in r["summary"] for r in reports)
