@@ -124,6 +124,7 @@ def run_totals(per_file: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     :func:`graph_assets.common.plain_metadata` gives them): sums of the files' figures, the
     number of files, shares and rates recomputed from the sums."""
     totals: dict[str, Any] = {"files": len(per_file)}
+    texts: dict[str, set[str]] = {}
     for metadata in per_file:
         for key, value in metadata.items():
             if key in _FILE_FLAGS:
@@ -139,7 +140,10 @@ def run_totals(per_file: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             elif isinstance(value, list):
                 totals[key] = [*totals.get(key, []), *value]
             else:
-                totals.setdefault(key, value)
+                texts.setdefault(key, set()).add(str(value))
+    # A text all files share (the model key) stands for the run; one that differs per file
+    # (its name, its hash) would pass one file's value off as the run's.
+    totals.update({key: next(iter(values)) for key, values in texts.items() if len(values) == 1})
     if "lines" in totals:
         lines = totals["lines"]
         totals["reject_share"] = round(totals.get("lines_rejected", 0) / lines, 6) if lines else 0.0

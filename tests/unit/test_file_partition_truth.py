@@ -187,3 +187,14 @@ def test_the_sensor_and_a_build_agree_on_what_is_built(
         assert parsed["files_parsed"] == 0 and parsed["files"] == len(keys)
         assert chunked["files_chunked"] == 0
         assert encoded["encoded"] == 0
+
+
+def test_run_totals_keep_only_the_texts_every_file_shares() -> None:
+    totals = run_totals(
+        [
+            {"file": "a.jsonl", "sha256": "aa", "model_key": "m", "lines": 3},
+            {"file": "b.jsonl", "sha256": "bb", "model_key": "m", "lines": 4},
+        ]
+    )
+    assert totals == {"files": 2, "model_key": "m", "lines": 7, "reject_share": 0.0}
+    assert run_totals([{"file": "a.jsonl", "lines": 1}])["file"] == "a.jsonl"
