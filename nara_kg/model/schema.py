@@ -65,7 +65,15 @@ class Label(StrEnum):
 
 
 class Rel(StrEnum):
-    """Relationship types."""
+    """Relationship types.
+
+    Two casings, on purpose. The types of the original NARA graph design (seed 000: `Next`,
+    `Includes`, and the authority types, each named after the reference list it comes from,
+    `creator`, `subject`, ...) keep that design's spelling, so Cypher written against it runs
+    unchanged. The types this platform adds (`IN_COMMUNITY`, `MENTIONED_IN`, `RELATED`) follow
+    Neo4j's UPPER_SNAKE_CASE convention. A relationship type is stored with every relationship,
+    so renaming one would rewrite every graph already built and change its fingerprint.
+    """
 
     NEXT = "Next"
     INCLUDES = "Includes"
