@@ -1,0 +1,47 @@
+"""The code location's Definitions load as Dagster loads them, checked in process through
+Dagster's own `Definitions.validate_loadable` (no `dagster definitions validate` subprocess):
+unique keys and names, every asset job resolvable, every resource a definition asks for bound,
+valid partition mappings."""
+
+from __future__ import annotations
+
+import dagster as dg
+import pytest
+
+from nara_kg.app.definitions import defs
+
+
+def test_the_code_location_definitions_are_loadable() -> None:
+    definitions = defs()
+    dg.Definitions.validate_loadable(definitions)
+    # What `make demo`, the UI and the nightly schedule need is there (names from jobs/).
+    repository = definitions.get_repository_def()
+    assert {"kg_file_stages", "kg_graph", "kg_incremental", "kg_full_rebuild"} <= {
+        job.name for job in repository.get_all_jobs()
+    }
+
+
+def test_loadable_even_with_no_variable_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every resource field has a default: a launcher with a bare environment still loads it."""
+    for name in [
+        "NEO4J_URI",
+        "NEO4J_PASSWORD",
+        "NARA_DATA_DIR",
+        "NARA_KG_WORK_DIR",
+        "NARA_KG_QUESTIONS",
+        "NARA_KG_EMBEDDING_BACKEND",
+        "NARA_KG_LLM_BACKEND",
+        "NARA_KG_EXECUTOR",
+        "NARA_KG_REBUILD_CRON",
+    ]:
+        monkeypatch.delenv(name, raising=False)
+    dg.Definitions.validate_loadable(defs())
+
+
+def test_a_missing_resource_is_caught() -> None:
+    """The check can fail: the code location's assets without its resources do not load."""
+    definitions = defs()
+    assets = list(definitions.assets or [])
+    checks = list(definitions.asset_checks or [])
+    with pytest.raises(dg.DagsterInvalidDefinitionError, match="resource"):
+        dg.Definitions.validate_loadable(dg.Definitions(assets=assets, asset_checks=checks))
