@@ -16,7 +16,13 @@ import pytest
 
 from nara_kg.ingest.parsing.fields import FIELDS_BY_TYPE
 from nara_kg.ingest.parsing.readers import iter_file, parse_line
-from nara_kg.ingest.parsing.results import ParsedRecord, Reference, Rejected, reject_category
+from nara_kg.ingest.parsing.results import (
+    REJECT_CATEGORIES,
+    ParsedRecord,
+    Reference,
+    Rejected,
+    reject_category,
+)
 from nara_kg.model.schema import RECORD_TYPES, REFERENCE_LISTS
 
 SHARED_NARA = Path(__file__).resolve().parents[3] / "shared" / "data" / "nara"
@@ -740,14 +746,22 @@ def test_minimal_record_has_only_identity_properties() -> None:
     assert parsed.references == () and parsed.stubs == () and parsed.completeness == 4
 
 
-def test_record_type_is_inferred_when_missing() -> None:
-    assert parse({"naId": 6, "levelOfDescription": "series"}).record_kind == "description"
-    parsed = parse({"naId": 7, "authorityType": "person", "heading": "Doe, J."})
-    assert (parsed.record_kind, parsed.node_type, parsed.title) == (
-        "authority",
-        "person",
-        "Doe, J.",
-    )
+@pytest.mark.parametrize(
+    ("record", "expected"),
+    [
+        ({"naId": 6, "levelOfDescription": "series"}, ("description", "series", None)),
+        (
+            {"naId": 7, "authorityType": "person", "heading": "Doe, J."},
+            ("authority", "person", "Doe, J."),
+        ),
+    ],
+    ids=["description", "authority"],
+)
+def test_record_type_is_inferred_when_missing(
+    record: dict[str, Any], expected: tuple[str, str, str | None]
+) -> None:
+    parsed = parse(record)
+    assert (parsed.record_kind, parsed.node_type, parsed.title) == expected
 
 
 def test_nulls_blanks_and_empty_lists_are_absent() -> None:
@@ -789,19 +803,28 @@ def test_na_id_coercion(raw: Any, expected: int) -> None:
     assert parsed.properties["source"] == url(expected)
 
 
-def test_float_and_string_counts_become_ints() -> None:
-    record = {
-        "naId": 10,
-        "levelOfDescription": "recordGroup",
-        "recordGroupNumber": 12.0,
-        "seriesCount": "4",
-    }
-    props = parse(record).properties
-    assert props["recordGroupNumber"] == 12 and isinstance(props["recordGroupNumber"], int)
-    assert props["seriesCount"] == 4
-    person = parse({"naId": 11, "authorityType": "person", "linkCounts": {"creator": 2.0}})
-    assert person.properties["creator_linkCounts"] == 2
-    assert isinstance(person.properties["creator_linkCounts"], int)
+@pytest.mark.parametrize(
+    ("record", "name", "expected"),
+    [
+        (
+            {"naId": 10, "levelOfDescription": "recordGroup", "recordGroupNumber": 12.0},
+            "recordGroupNumber",
+            12,
+        ),
+        ({"naId": 10, "levelOfDescription": "recordGroup", "seriesCount": "4"}, "seriesCount", 4),
+        (
+            {"naId": 11, "authorityType": "person", "linkCounts": {"creator": 2.0}},
+            "creator_linkCounts",
+            2,
+        ),
+    ],
+    ids=["float", "string", "nested float"],
+)
+def test_float_and_string_counts_become_ints(
+    record: dict[str, Any], name: str, expected: int
+) -> None:
+    value = parse(record).properties[name]
+    assert value == expected and isinstance(value, int)
 
 
 def test_reference_entries_without_usable_na_id_are_skipped() -> None:
@@ -841,17 +864,32 @@ def test_unexpected_objects_and_mixed_lists_stay_storable() -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-def test_ancestors_nearest_first_by_distance_in_any_input_order() -> None:
-    parsed = parse(ITEM)  # its ancestors are given as distance 2, 3, 1
-    assert parsed.properties["ancestors"] == [9110001, 9100001, 9000001]
-    assert parsed.parent_na_id == 9110001
-    assert parsed.parent_title == "NB 4"
-
-
-def test_ancestors_without_distance_fall_back_to_reversed_export_order() -> None:
-    stubs = [{k: v for k, v in s.items() if k != "distance"} for s in (RG_STUB, SERIES_STUB)]
-    parsed = parse({"naId": 14, "levelOfDescription": "fileUnit", "ancestors": stubs})
-    assert parsed.properties["ancestors"] == [9100001, 9000001]
+@pytest.mark.parametrize(
+    ("record", "ancestors", "parent_title"),
+    [
+        # ITEM's ancestors are given as distance 2, 3, 1: nearest first by distance.
+        (ITEM, [9110001, 9100001, 9000001], "NB 4"),
+        # Without distance: the export's farthest-first order, reversed.
+        (
+            {
+                "naId": 14,
+                "levelOfDescription": "fileUnit",
+                "ancestors": [
+                    {k: v for k, v in s.items() if k != "distance"} for s in (RG_STUB, SERIES_STUB)
+                ],
+            },
+            [9100001, 9000001],
+            "Field Notebooks of the Tidewater Survey",
+        ),
+    ],
+    ids=["by distance in any input order", "no distance: reversed export order"],
+)
+def test_ancestors_nearest_first(
+    record: dict[str, Any], ancestors: list[int], parent_title: str
+) -> None:
+    parsed = parse(record)
+    assert parsed.properties["ancestors"] == ancestors
+    assert (parsed.parent_na_id, parsed.parent_title) == (ancestors[0], parent_title)
 
 
 def test_ancestor_stubs_carry_their_own_farther_ancestors() -> None:
@@ -978,80 +1016,105 @@ def test_creator_without_authority_type_gets_no_stub() -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-def test_item_body_text_joins_extracted_text_when_longest() -> None:
+#: (case, record, `record_transcription` sibling or None, expected body text).
+BODY_TEXTS: list[tuple[str, dict[str, Any], list[dict[str, Any]] | None, str | None]] = [
     # Joined OCR ("OCR one\n\nOCR two", 16 chars) beats the note ("Short note.", 11).
-    assert parse(ITEM).body_text == "OCR one\n\nOCR two"
+    ("item: joined extracted text when longest", ITEM, None, "OCR one\n\nOCR two"),
+    (
+        "item: a longer scope note",
+        {**ITEM, "scopeAndContentNote": "A cataloguer's note that is longer than the OCR."},
+        None,
+        "A cataloguer's note that is longer than the OCR.",
+    ),
+    (
+        "item: transcription when longest",
+        ITEM,
+        [
+            {"contribution": "Dear Sir, the tide gauge at the pier is broken again."},
+            {"contribution": "  Yours, A. Q.  "},
+            {"note": "no contribution"},
+        ],
+        "Dear Sir, the tide gauge at the pier is broken again.\n\nYours, A. Q.",
+    ),
+    (
+        "fileUnit: transcription",
+        FILE_UNIT,
+        [{"contribution": "Typed copy of page 1."}],
+        "Typed copy of page 1.",
+    ),
+    ("fileUnit: title only, like most real file units", FILE_UNIT, None, None),
+    (
+        "series",
+        SERIES,
+        None,
+        "This series consists of field notebooks.\n\nThey record tides.",
+    ),
+    ("recordGroup", RECORD_GROUP, None, "Records of a survey agency.\n\nMostly notebooks."),
+    ("collection", COLLECTION, None, "Personal papers."),
+    ("person", PERSON, None, "Amos Quill surveyed tides.\n\nHe retired in 1945."),
+    (
+        "person: a scope note is not its body text",
+        {**PERSON, "biographicalNote": " ", "scopeNote": "x"},
+        None,
+        None,
+    ),
+    ("organization", ORGANIZATION, None, "The office measured tides.\n\nIt closed in 1940."),
+    ("geographicPlaceName", GEOGRAPHIC, None, "A fictional harbor town."),
+    ("specificRecordsType", RECORDS_TYPE, None, "Use for notebooks kept in the field."),
+    ("topicalSubject", TOPICAL, None, "Use for instruments that measure tides."),
+]
 
 
-def test_item_body_text_prefers_a_longer_scope_note() -> None:
-    record = {**ITEM, "scopeAndContentNote": "A cataloguer's note that is longer than the OCR."}
-    assert parse(record).body_text == "A cataloguer's note that is longer than the OCR."
-
-
-def test_transcription_wins_when_longest() -> None:
-    transcription = [
-        {"contribution": "Dear Sir, the tide gauge at the pier is broken again."},
-        {"contribution": "  Yours, A. Q.  "},
-        {"note": "no contribution"},
-    ]
-    parsed = parse(ITEM, record_transcription=transcription)
-    assert parsed.body_text == (
-        "Dear Sir, the tide gauge at the pier is broken again.\n\nYours, A. Q."
-    )
+@pytest.mark.parametrize(
+    ("record", "transcription", "expected"),
+    [case[1:] for case in BODY_TEXTS],
+    ids=[case[0] for case in BODY_TEXTS],
+)
+def test_body_text(
+    record: dict[str, Any], transcription: list[dict[str, Any]] | None, expected: str | None
+) -> None:
+    siblings = {} if transcription is None else {"record_transcription": transcription}
+    parsed = parse(record, **siblings)
+    assert parsed.body_text == expected
+    # The body text becomes chunk text later; it is never a property of the parsed record.
     assert "text" not in parsed.properties
 
 
-def test_transcription_applies_to_file_units_too() -> None:
-    parsed = parse(FILE_UNIT, record_transcription=[{"contribution": "Typed copy of page 1."}])
-    assert parsed.body_text == "Typed copy of page 1."
-    assert parse(FILE_UNIT).body_text is None  # title-only, like most real file units
+#: (case, record, expected date range).
+DATE_RANGES: list[tuple[str, dict[str, Any], str | None]] = [
+    ("series", SERIES, "1931-03-02\u20131938"),
+    ("recordGroup", RECORD_GROUP, "1920\u20131960"),
+    ("collection", COLLECTION, "ca. 1900\u2013ca. 1950"),
+    ("item: coverage dates before production dates", ITEM, "1933\u20131934"),
+    ("person", PERSON, "1880\u20131950"),
+    ("organization", ORGANIZATION, "1930\u20131940"),
+    ("fileUnit", FILE_UNIT, None),
+    ("topicalSubject", TOPICAL, None),
+    (
+        "item: production dates",
+        {k: v for k, v in ITEM.items() if not k.startswith("coverage")},
+        "1934-05-02\u20131934-05-06",
+    ),
+    (
+        "item: a single day",
+        {"naId": 16, "levelOfDescription": "item", "productionDates": [date(1945, 7, 4)]},
+        "1945-07-04",
+    ),
+    (
+        "person: open-ended",
+        {"naId": 17, "authorityType": "person", "birthDate": date(1950)},
+        "1950\u2013",
+    ),
+]
 
 
 @pytest.mark.parametrize(
-    ("node_type", "expected"),
-    [
-        ("series", "This series consists of field notebooks.\n\nThey record tides."),
-        ("recordGroup", "Records of a survey agency.\n\nMostly notebooks."),
-        ("collection", "Personal papers."),
-        ("person", "Amos Quill surveyed tides.\n\nHe retired in 1945."),
-        ("organization", "The office measured tides.\n\nIt closed in 1940."),
-        ("geographicPlaceName", "A fictional harbor town."),
-        ("specificRecordsType", "Use for notebooks kept in the field."),
-        ("topicalSubject", "Use for instruments that measure tides."),
-    ],
+    ("record", "expected"),
+    [case[1:] for case in DATE_RANGES],
+    ids=[case[0] for case in DATE_RANGES],
 )
-def test_body_text_field_per_type(node_type: str, expected: str) -> None:
-    assert parse(FIXTURES[node_type][0]).body_text == expected
-
-
-def test_scope_note_is_not_body_text_of_an_authority_person() -> None:
-    assert parse({**PERSON, "biographicalNote": " ", "scopeNote": "x"}).body_text is None
-
-
-@pytest.mark.parametrize(
-    ("node_type", "expected"),
-    [
-        ("series", "1931-03-02\u20131938"),
-        ("recordGroup", "1920\u20131960"),
-        ("collection", "ca. 1900\u2013ca. 1950"),
-        ("item", "1933\u20131934"),  # coverage dates come before production dates
-        ("person", "1880\u20131950"),
-        ("organization", "1930\u20131940"),
-        ("fileUnit", None),
-        ("topicalSubject", None),
-    ],
-)
-def test_date_range(node_type: str, expected: str | None) -> None:
-    assert parse(FIXTURES[node_type][0]).date_range == expected
-
-
-def test_date_range_from_production_dates_and_single_day() -> None:
-    record = {k: v for k, v in ITEM.items() if not k.startswith("coverage")}
-    assert parse(record).date_range == "1934-05-02\u20131934-05-06"
-    single = {"naId": 16, "levelOfDescription": "item", "productionDates": [date(1945, 7, 4)]}
-    assert parse(single).date_range == "1945-07-04"
-    open_ended = {"naId": 17, "authorityType": "person", "birthDate": date(1950)}
-    assert parse(open_ended).date_range == "1950\u2013"
+def test_date_range(record: dict[str, Any], expected: str | None) -> None:
+    assert parse(record).date_range == expected
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1059,53 +1122,54 @@ def test_date_range_from_production_dates_and_single_day() -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-def test_malformed_json() -> None:
-    bad = reject('{"record": {"naId": 1 "title": "x"}}')
-    assert bad.reason == "malformed JSON: Expecting ',' delimiter (col 23)"
-    assert bad.raw == '{"record": {"naId": 1 "title": "x"}}'
-    assert reject_category(bad.reason) == "malformed JSON"
+NO_RECORD = "no record object (expected {'record': ...} or {'_source': {'record': ...}})"
+
+#: (line, the reject's reason): every reason a line alone can earn, but wrong value types (below).
+REJECTED_LINES: list[tuple[str | bytes, str]] = [
+    ('{"record": {"naId": 1 "title": "x"}}', "malformed JSON: Expecting ',' delimiter (col 23)"),
+    (b'{"record": {"naId": 1, "title": "\xff"}}', "invalid UTF-8 at byte 33"),
+    ('{"hits": []}', NO_RECORD),
+    ("[1, 2]", NO_RECORD),
+    ('{"_source": {"metadata": {}}}', NO_RECORD),
+    ('{"title": "no id or type"}', NO_RECORD),
+    ('{"record": [1]}', "no record object: 'record' is list [1], expected object"),
+    (export_line({"levelOfDescription": "item", "title": "x"}), "missing naId"),
+    (export_line({"naId": None, "levelOfDescription": "item"}), "missing naId"),
+    (
+        export_line({"naId": 1, "levelOfDescription": "foo"}),
+        "unknown type: levelOfDescription='foo'",
+    ),
+    (export_line({"naId": 1, "authorityType": "place"}), "unknown type: authorityType='place'"),
+    (
+        export_line({"naId": 1, "recordType": "authority", "levelOfDescription": "item"}),
+        "unknown type: authorityType is missing",
+    ),
+    (export_line({"naId": 1, "recordType": "other"}), "unknown type: recordType='other'"),
+    (
+        export_line({"naId": 1, "recordType": "description"}),
+        "unknown type: levelOfDescription is missing",
+    ),
+    (
+        export_line(ITEM, record_transcription="text"),
+        "wrong type: record_transcription is str 'text', expected list",
+    ),
+]
 
 
-@pytest.mark.parametrize(
-    "line",
-    ['{"hits": []}', "[1, 2]", '{"_source": {"metadata": {}}}', '{"title": "no id or type"}'],
-)
-def test_no_record_object(line: str) -> None:
-    assert reject(line).reason == (
-        "no record object (expected {'record': ...} or {'_source': {'record': ...}})"
-    )
+@pytest.mark.parametrize(("line", "reason"), REJECTED_LINES)
+def test_rejected_line(line: str | bytes, reason: str) -> None:
+    bad = reject(line)
+    assert bad.reason == reason
+    # The raw line is kept as read (bytes that are not UTF-8 replaced, at most 2,000
+    # characters) for the rejects table.
+    text = line if isinstance(line, str) else line.decode("utf-8", errors="replace")
+    assert bad.raw == text[:2000]
+    assert reject_category(bad.reason) in REJECT_CATEGORIES
 
 
-def test_record_that_is_not_an_object() -> None:
-    assert reject('{"record": [1]}').reason == (
-        "no record object: 'record' is list [1], expected object"
-    )
-
-
-def test_missing_na_id() -> None:
-    assert reject(export_line({"levelOfDescription": "item", "title": "x"})).reason == (
-        "missing naId"
-    )
-    assert reject(export_line({"naId": None, "levelOfDescription": "item"})).reason == (
-        "missing naId"
-    )
-
-
-@pytest.mark.parametrize(
-    ("record", "reason"),
-    [
-        ({"naId": 1, "levelOfDescription": "foo"}, "unknown type: levelOfDescription='foo'"),
-        ({"naId": 1, "authorityType": "place"}, "unknown type: authorityType='place'"),
-        (
-            {"naId": 1, "recordType": "authority", "levelOfDescription": "item"},
-            "unknown type: authorityType is missing",
-        ),
-        ({"naId": 1, "recordType": "other"}, "unknown type: recordType='other'"),
-        ({"naId": 1, "recordType": "description"}, "unknown type: levelOfDescription is missing"),
-    ],
-)
-def test_unknown_type(record: dict[str, Any], reason: str) -> None:
-    assert reject(export_line(record)).reason == reason
+def test_reject_categories() -> None:
+    assert reject_category("malformed JSON: Expecting ',' delimiter (col 23)") == "malformed JSON"
+    assert reject_category("invalid UTF-8 at byte 33") == "invalid UTF-8"
 
 
 @pytest.mark.parametrize(
@@ -1140,17 +1204,6 @@ def test_wrong_types_name_the_field(change: dict[str, Any], reason: str) -> None
     bad = reject(export_line(record))
     assert bad.reason == reason
     assert reject_category(bad.reason) == "wrong type"
-
-
-def test_transcription_that_is_not_a_list() -> None:
-    bad = reject(export_line(ITEM, record_transcription="text"))
-    assert bad.reason == "wrong type: record_transcription is str 'text', expected list"
-
-
-def test_invalid_utf8_rejects_only_that_line() -> None:
-    bad = reject(b'{"record": {"naId": 1, "title": "\xff"}}')
-    assert bad.reason == "invalid UTF-8 at byte 33"
-    assert "\ufffd" in bad.raw
 
 
 def test_raw_is_truncated_to_2000_characters() -> None:
