@@ -95,13 +95,3 @@ def dagster_home() -> Path:
     """The CLI's Dagster instance folder (DAGSTER_HOME). When unset, the default is exported
     too, because Dagster reads the variable itself."""
     return Path(os.environ.setdefault("DAGSTER_HOME", str(DEFAULT_DAGSTER_HOME)))
-
-
-def work_dir(env: Mapping[str, str] | None = None) -> Path:
-    """Pipeline working data: Parquet, rejects, caches (NARA_KG_WORK_DIR overrides)."""
-    return Path(_source(env).get("NARA_KG_WORK_DIR") or DEFAULT_WORK_DIR).resolve()
-
-
-def data_dir(env: Mapping[str, str] | None = None) -> Path:
-    """The input export (NARA_DATA_DIR); defaults to the generated demo data."""
-    return Path(_source(env).get("NARA_DATA_DIR") or DEFAULT_DATA_DIR).resolve()
