@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from tests.chromium import launch_chromium
+from tests.chromium import chromium_browser
 from tests.service.conftest import SCREENSHOTS, DagsterService
 
 #: Large enough that Dagster draws a whole group at full detail (below some zoom it draws
@@ -26,15 +26,11 @@ ASSET_NODE = "[class*='AssetNode_assetNodeBox']"
 @contextmanager
 def ui_browser() -> Iterator[Any]:
     """Chromium, with Playwright's expectations waiting as long as the UI may take."""
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     expect.set_options(timeout=UI_TIMEOUT_MS)
-    with sync_playwright() as playwright:
-        chromium = launch_chromium(playwright)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    with chromium_browser() as browser:
+        yield browser
 
 
 def new_page(browser: Any, viewport: dict[str, int]) -> Any:
