@@ -17,7 +17,7 @@ import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from nara_kg.settings import PROJECT_ROOT
 
@@ -43,7 +43,8 @@ def measure(questions: Sequence[Any], resources: Any, llm: Any, cache: Any) -> d
     """Accuracy (evaluate_answers' judgement), guard counts and seconds per answer of one
     backend over the questions; the model is loaded first (the load is timed apart)."""
     from nara_kg.generation.llm import TransformersLLM
-    from nara_kg.retrieval.ask import Mode, ask_with_fallback
+    from nara_kg.retrieval.answer_runs import ask_answerer
+    from nara_kg.retrieval.ask import AskResponse
     from nara_kg.retrieval.evaluation import GivenAnswer, Question, evaluate_answers
 
     driver, database = resources.neo4j.get_driver(), resources.neo4j.database
@@ -51,37 +52,27 @@ def measure(questions: Sequence[Any], resources: Any, llm: Any, cache: Any) -> d
     seconds: list[float] = []
     kept = dropped = guarded_answers = extractive_stand_ins = 0
 
-    def answer(question: Question) -> GivenAnswer:
+    def count_guard(question: Question, response: AskResponse) -> None:
         nonlocal kept, dropped, guarded_answers, extractive_stand_ins
-        started = time.perf_counter()
-        response = ask_with_fallback(
-            driver,
-            database,
-            embedder,
-            llm,
-            cache,
-            question.question,
-            mode=cast(Mode, question.mode),
-        )
-        seconds.append(time.perf_counter() - started)
         guard = response.faithfulness
         print(
-            f"  {question.id}: {seconds[-1]:.1f}s {response.method}"
+            f"  {question.id}: {response.latency_ms / 1000:.1f}s {response.method}"
             f" guard={guard.to_dict() if guard else None}",
             flush=True,
         )
-        if response.faithfulness is not None:
+        if guard is not None:
             guarded_answers += 1
-            kept += response.faithfulness.kept
-            dropped += response.faithfulness.dropped
-            extractive_stand_ins += int(response.faithfulness.kept == 0)
-        return GivenAnswer(
-            text=response.answer,
-            refused=response.refused,
-            latency_ms=response.latency_ms,
-            na_ids=tuple(record.naId for record in response.records),
-            method=response.method,
-        )
+            kept += guard.kept
+            dropped += guard.dropped
+            extractive_stand_ins += int(guard.kept == 0)
+
+    asked = ask_answerer(driver, database, embedder, llm, cache, on_response=count_guard)
+
+    def answer(question: Question) -> GivenAnswer:
+        started = time.perf_counter()
+        given = asked(question)
+        seconds.append(time.perf_counter() - started)
+        return given
 
     started = time.perf_counter()
     embedder.encode(["warm-up"])

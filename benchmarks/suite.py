@@ -316,8 +316,8 @@ def run_suite(opts: SuiteOptions, settings: Neo4jSettings, log: Log = quiet) -> 
             .get("files_parsed"),
         }
         results["incremental_fraction"] = rounded(incremental["seconds"] / build_seconds, 4)
-        # The same build took 8.2-9.4 s in a quiet child process and 16.0 s in run 40's: what
-        # the machine and Neo4j did meanwhile says which it was.
+        # The same build takes 8.2-9.4 s in a quiet child process and up to 16 s on a busy
+        # machine: what the machine and Neo4j did meanwhile says which it was.
         results.setdefault("contention", {})["incremental"] = incremental.get("resources")
 
         with _phase(phases, "queries", log):

@@ -21,10 +21,6 @@ class BuildLocked(UserError):
     """Another build holds the work folder."""
 
 
-class LLMUnavailable(UserError):
-    """The configured LLM did not answer within its timeouts and retries."""
-
-
 def _neo4j_message(error: Exception) -> str | None:
     from neo4j import exceptions as neo4j_errors
 

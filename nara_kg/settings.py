@@ -32,15 +32,6 @@ DEFAULT_NEO4J_PAGECACHE = "1g"
 DEFAULT_MODEL_CACHE = PROJECT_ROOT / "var" / "models"
 #: The CLI's persistent Dagster instance.
 DEFAULT_DAGSTER_HOME = PROJECT_ROOT / "var" / "dagster_home"
-#: Where `nara-kg bench` generates its data and builds it.
-DEFAULT_BENCH_SCRATCH = PROJECT_ROOT / "var" / "bench"
-
-#: The graph's server runs for months, but a freshly started one compiles its query paths during
-#: its first builds: on a just-started Neo4j the timed build's graph steps took 2-3x as long (run
-#: 27 against run 26). Measured with the stand-in model on a just-started server, the 5,000-record
-#: build's steps after the model took 48.3 s with no warm-up, 31.6 s after a 200-record one, 29.1
-#: s after 1,000 records, and 27.0 s on a server that had built the graph once already.
-DEFAULT_WARM_UP_RECORDS = 1_000
 
 
 def _source(env: Mapping[str, str] | None) -> Mapping[str, str]:
@@ -104,13 +95,3 @@ def dagster_home() -> Path:
     """The CLI's Dagster instance folder (DAGSTER_HOME). When unset, the default is exported
     too, because Dagster reads the variable itself."""
     return Path(os.environ.setdefault("DAGSTER_HOME", str(DEFAULT_DAGSTER_HOME)))
-
-
-def work_dir(env: Mapping[str, str] | None = None) -> Path:
-    """Pipeline working data: Parquet, rejects, caches (NARA_KG_WORK_DIR overrides)."""
-    return Path(_source(env).get("NARA_KG_WORK_DIR") or DEFAULT_WORK_DIR).resolve()
-
-
-def data_dir(env: Mapping[str, str] | None = None) -> Path:
-    """The input export (NARA_DATA_DIR); defaults to the generated demo data."""
-    return Path(_source(env).get("NARA_DATA_DIR") or DEFAULT_DATA_DIR).resolve()

@@ -4,6 +4,8 @@ Playwright downloads: this machine cannot reach where it would come from)."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -36,3 +38,16 @@ def launch_chromium(playwright: Any) -> Any:
             pytrace=False,
         )
     return playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+
+
+@contextmanager
+def chromium_browser() -> Iterator[Any]:
+    """Playwright driving :func:`launch_chromium`'s browser, closed on the way out."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = launch_chromium(playwright)
+        try:
+            yield launched
+        finally:
+            launched.close()

@@ -82,39 +82,29 @@ class BodyTimeout:
             await self.app(scope, receive, send)
             return
         deadline = asyncio.get_running_loop().time() + self.timeout_s
-        body_done = started = replied = False
+        reply = _Preemptible(send)
+        body_done = False
 
         async def timed_receive() -> Message:
-            nonlocal body_done, replied
+            nonlocal body_done
             if body_done:
                 return await receive()
             remaining = deadline - asyncio.get_running_loop().time()
             try:
                 message = await asyncio.wait_for(receive(), max(remaining, 0.0))
             except TimeoutError:
-                if not started and not replied:
-                    replied = True
-                    await _reply(
-                        send,
-                        408,
-                        f"the request body did not arrive within {self.timeout_s:g} s",
-                        {"Connection": "close"},
-                    )
+                await reply.refuse(
+                    408,
+                    f"the request body did not arrive within {self.timeout_s:g} s",
+                    {"Connection": "close"},
+                )
                 body_done = True
                 return {"type": "http.disconnect"}
             if message["type"] != "http.request" or not message.get("more_body", False):
                 body_done = True
             return message
 
-        async def guarded_send(message: Message) -> None:
-            nonlocal started
-            if replied:
-                return
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
-
-        await self.app(scope, timed_receive, guarded_send)
+        await self.app(scope, timed_receive, reply.send)
 
 
 async def _reply(send: Send, status: int, message: str, headers: dict[str, str]) -> None:
@@ -123,6 +113,29 @@ async def _reply(send: Send, status: int, message: str, headers: dict[str, str])
     raw += [(k.lower().encode(), v.encode()) for k, v in headers.items()]
     await send({"type": "http.response.start", "status": status, "headers": raw})
     await send({"type": "http.response.body", "body": body})
+
+
+class _Preemptible:
+    """The response of a request that a middleware may refuse while its body arrives: the
+    refusal goes out only if the application has not begun its own response, and once it has
+    gone out, whatever the application sends (an error about the body it lost) is dropped."""
+
+    def __init__(self, send: Send) -> None:
+        self._send = send
+        self.started = False
+        self.replied = False
+
+    async def refuse(self, status: int, message: str, headers: dict[str, str]) -> None:
+        if not self.started and not self.replied:
+            self.replied = True
+            await _reply(self._send, status, message, headers)
+
+    async def send(self, message: Message) -> None:
+        if self.replied:
+            return
+        if message["type"] == "http.response.start":
+            self.started = True
+        await self._send(message)
 
 
 class BodySizeLimit:
@@ -151,32 +164,20 @@ class BodySizeLimit:
                     await _reply(send, 413, self._message(), {})
                     return
         received = 0
-        started = False
-        replied = False
+        reply = _Preemptible(send)
 
         async def counted_receive() -> Message:
-            # Past the limit the app is told the client left, and its own reply (an error
-            # about a truncated body) is dropped: the client gets the 413 sent here.
-            nonlocal received, replied
+            # Past the limit the app is told the client left: the client gets the 413.
+            nonlocal received
             message = await receive()
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > self.max_body_bytes:
-                    if not started and not replied:
-                        replied = True
-                        await _reply(send, 413, self._message(), {})
+                    await reply.refuse(413, self._message(), {})
                     return {"type": "http.disconnect"}
             return message
 
-        async def guarded_send(message: Message) -> None:
-            nonlocal started
-            if replied:
-                return
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
-
-        await self.app(scope, counted_receive, guarded_send)
+        await self.app(scope, counted_receive, reply.send)
 
 
 @dataclass

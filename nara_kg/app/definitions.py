@@ -48,7 +48,3 @@ def kg_incremental_job() -> dg.JobDefinition:
 
 def kg_file_stages_job() -> dg.JobDefinition:
     return _job(jobs.KG_FILE_STAGES)
-
-
-def kg_graph_job() -> dg.JobDefinition:
-    return _job(jobs.KG_GRAPH)

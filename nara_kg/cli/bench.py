@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -10,12 +9,17 @@ from pathlib import Path
 import click
 
 from nara_kg.embedding.encoder import DEFAULT_BACKEND
-from nara_kg.settings import DEFAULT_BENCH_SCRATCH, DEFAULT_WARM_UP_RECORDS, PROJECT_ROOT
+from nara_kg.settings import PROJECT_ROOT
 
 
 def _make_benchmarks_importable() -> None:
-    """`benchmarks` lives at the repository root, beside the installed packages."""
-    if importlib.util.find_spec("benchmarks") is None:
+    """The benchmark is not part of the installed package: it runs from a checkout, whose root
+    holds `benchmarks/` beside `nara_kg/`."""
+    if not (PROJECT_ROOT / "benchmarks" / "__init__.py").is_file():
+        raise click.UsageError(
+            f"nara-kg bench runs from a source checkout ({PROJECT_ROOT} has no benchmarks/)"
+        )
+    if str(PROJECT_ROOT) not in sys.path:
         sys.path.insert(0, str(PROJECT_ROOT))
 
 
@@ -39,19 +43,17 @@ def _make_benchmarks_importable() -> None:
 @click.option(
     "--scratch",
     type=click.Path(file_okay=False, path_type=Path),
-    default=DEFAULT_BENCH_SCRATCH,
-    show_default=True,
-    help="Where the generated data and work directories go.",
+    default=None,
+    help="Where the generated data and work directories go (default: var/bench).",
 )
 @click.option("--skip-memory", is_flag=True, help="Skip the second build at records/4.")
 @click.option("--memory-records", type=int, default=None, help="Records of the memory build.")
 @click.option(
     "--warm-up-records",
     type=int,
-    default=DEFAULT_WARM_UP_RECORDS,
-    show_default=True,
+    default=None,
     help="Records of an untimed build that warms Neo4j first, when there is no memory build "
-    "(0 = none).",
+    "(0 = none; default: 1,000).",
 )
 @click.option("--skip-onnx", is_flag=True, help="Skip the ONNX Runtime comparison.")
 @click.option(
@@ -111,10 +113,10 @@ def bench_command(
     out: Path,
     no_report: bool,
     json_out: Path | None,
-    scratch: Path,
+    scratch: Path | None,
     skip_memory: bool,
     memory_records: int | None,
-    warm_up_records: int,
+    warm_up_records: int | None,
     skip_onnx: bool,
     skip_real_questions: bool,
     onnx_sample: int,
@@ -132,15 +134,19 @@ def bench_command(
     rebuild, queries and memory side by side (see BENCHMARKS.md).
 
     Needs Neo4j (the local server is started when NEO4J_URI is unset); the benchmark owns that
-    database while it runs: it is wiped before each full build and at the end.
+    database while it runs: it is wiped before each full build and at the end. Runs from a
+    source checkout: the `benchmarks` package is not installed with nara-kg.
     """
     from nara_kg.settings import Neo4jSettings, neo4j_home
 
     _make_benchmarks_importable()
-    from benchmarks.options import SuiteOptions
+    from benchmarks.options import DEFAULT_BENCH_SCRATCH, DEFAULT_WARM_UP_RECORDS, SuiteOptions
     from benchmarks.report import markdown_report, update_benchmarks_md
     from benchmarks.suite import run_suite
 
+    scratch = scratch or DEFAULT_BENCH_SCRATCH
+    if warm_up_records is None:
+        warm_up_records = DEFAULT_WARM_UP_RECORDS
     settings = Neo4jSettings.from_env()
     if settings.managed:
         from nara_kg.devserver import process as neo4j_server

@@ -2,13 +2,29 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
 from nara_kg.model.limits import is_utf8
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def int_option(
+    *names: str, default: int | None, low: int, high: int | None, help: str
+) -> Callable[[_F], _F]:
+    """An integer option that click refuses outside [low, high] (high None: no upper bound),
+    its default shown in --help when there is one."""
+    return click.option(
+        *names,
+        default=default,
+        show_default=default is not None,
+        type=click.IntRange(low, high),
+        help=help,
+    )
 
 
 @contextmanager

@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from nara_kg.cli.bench import bench_command
-from nara_kg.cli.common import cli_resources
+from nara_kg.cli.common import cli_resources, int_option
 from nara_kg.cli.neo4j import neo4j_group
 from nara_kg.cli.questions import ask_command, evaluate, search
 from nara_kg.settings import PROJECT_ROOT, Neo4jSettings, dagster_home
@@ -138,11 +138,11 @@ def _ensure_server() -> None:
     is_flag=True,
     help="kg_full_rebuild: re-parse, re-chunk and re-embed every file, rewrite every node.",
 )
-@click.option(
+@int_option(
     "--parallel",
     default=1,
-    show_default=True,
-    type=click.IntRange(1, 64),
+    low=1,
+    high=64,
     help="Run the per-file stages as this many concurrent runs (one per range of files).",
 )
 @click.option(
@@ -233,12 +233,12 @@ def build(data_dir: Path | None, full: bool, parallel: int, wait_s: float, as_js
 
 @main.command()
 @click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", default=8000, show_default=True, type=click.IntRange(1, 65535))
-@click.option(
+@int_option("--port", default=8000, low=1, high=65535, help="Port the server listens on.")
+@int_option(
     "--rate-limit",
     default=120,
-    show_default=True,
-    type=click.IntRange(0, None),
+    low=0,
+    high=None,
     help="API requests a minute per client (0: no limit).",
 )
 @click.option(

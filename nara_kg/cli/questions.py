@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, cast
 
 import click
 
-from nara_kg.cli.common import TEXT, cli_resources
+from nara_kg.cli.common import TEXT, cli_resources, int_option
 from nara_kg.model.limits import MAX_K, MAX_LEVEL, MAX_NA_ID
 
 
@@ -55,16 +56,28 @@ def _filter_options(command: Callable[..., Any]) -> Callable[..., Any]:
             "--date-from", type=TEXT, default=None, help="YYYY[-MM[-DD]]: dates reaching it."
         ),
         click.option("--date-to", type=TEXT, default=None, help="YYYY[-MM[-DD]]: dates up to it."),
-        click.option(
+        int_option(
             "--within",
-            type=click.IntRange(1, MAX_NA_ID),
             default=None,
+            low=1,
+            high=MAX_NA_ID,
             help="naId of a record group, series, file unit or collection: only records under it.",
         ),
     ]
     for option in reversed(options):
         command = option(command)
     return command
+
+
+@contextmanager
+def _generation_cache(resources: Any) -> Iterator[Any]:
+    """The generation cache beside the work data, the one the build's reports go through."""
+    from nara_kg.generation.llm import GenerationCache
+
+    path = resources.paths.llm_cache_path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with GenerationCache(path) as cache:
+        yield cache
 
 
 def _filters(options: dict[str, Any]) -> Any:
@@ -83,13 +96,7 @@ def _filters(options: dict[str, Any]) -> Any:
 
 @click.command()
 @click.argument("query", type=TEXT)
-@click.option(
-    "--k",
-    default=5,
-    show_default=True,
-    type=click.IntRange(1, MAX_K),
-    help="Number of records to return.",
-)
+@int_option("--k", default=5, low=1, high=MAX_K, help="Number of records to return.")
 @click.option("--json", "as_json", is_flag=True)
 @_filter_options
 def search(query: str, k: int, as_json: bool, **filter_options: Any) -> None:
@@ -174,12 +181,9 @@ def evaluate(questions: Path, no_entity_path: bool, no_answers: bool, as_json: b
             pairs = record_mention_pairs(driver, database)
             report["entity_linking"] = score_labels(pairs, load_labels(labels)).to_dict()
         if not no_answers and any(q.has_answer_label for q in loaded):
-            from nara_kg.generation.llm import GenerationCache
             from nara_kg.retrieval.answer_runs import ask_answerer
 
-            cache_path = r.paths.llm_cache_path
-            cache_path.parent.mkdir(parents=True, exist_ok=True)
-            with GenerationCache(cache_path) as cache:
+            with _generation_cache(r) as cache:
                 answerer = ask_answerer(driver, database, embedder, r.llm.get_llm(), cache)
                 report["answers"] = evaluate_answers(loaded, answerer).to_dict()
     if as_json:
@@ -222,18 +226,9 @@ def _echo_answers(answers: dict[str, Any]) -> None:
     show_default=True,
     help="local: records found by hybrid search; global: community reports; auto: decide.",
 )
-@click.option(
-    "--k",
-    default=5,
-    show_default=True,
-    type=click.IntRange(1, MAX_K),
-    help="Records retrieved for local answers.",
-)
-@click.option(
-    "--level",
-    type=click.IntRange(0, MAX_LEVEL),
-    default=None,
-    help="Community level for global search.",
+@int_option("--k", default=5, low=1, high=MAX_K, help="Records retrieved for local answers.")
+@int_option(
+    "--level", default=None, low=0, high=MAX_LEVEL, help="Community level for global search."
 )
 @click.option(
     "--strict-llm",
@@ -275,25 +270,20 @@ def ask_command(
                 filters=filters,
             )
     if quick is None:
-        from nara_kg.generation.llm import GenerationCache
-
-        with cli_resources() as r:
-            cache_path = r.paths.llm_cache_path
-            cache_path.parent.mkdir(parents=True, exist_ok=True)
-            with GenerationCache(cache_path) as cache:
-                response = ask_with_fallback(
-                    r.neo4j.get_driver(),
-                    r.neo4j.database,
-                    r.embedding_model.get_embedder(),
-                    r.llm.get_llm(),
-                    cache,
-                    question,
-                    strict=strict_llm or r.llm.strict,
-                    mode=cast(Mode, mode),
-                    k=k,
-                    level=level,
-                    filters=filters,
-                )
+        with cli_resources() as r, _generation_cache(r) as cache:
+            response = ask_with_fallback(
+                r.neo4j.get_driver(),
+                r.neo4j.database,
+                r.embedding_model.get_embedder(),
+                r.llm.get_llm(),
+                cache,
+                question,
+                strict=strict_llm or r.llm.strict,
+                mode=cast(Mode, mode),
+                k=k,
+                level=level,
+                filters=filters,
+            )
     if as_json:
         click.echo(json.dumps(response.to_dict(), indent=2, ensure_ascii=False, default=str))
         return

@@ -443,7 +443,7 @@ def quantize_model(st: SentenceTransformer, target_dir: Path) -> dict[str, Any]:
 
 
 def _encode_with(st: SentenceTransformer, session: Any, texts: list[str]) -> np.ndarray:
-    """Vectors of `texts` with `session` as the encoder (used to verify an export)."""
+    """Vectors of `texts` with `session` as the encoder, for verifying an export."""
     import torch
 
     first, _ = _encoder_of(st)

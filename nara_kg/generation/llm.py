@@ -577,8 +577,8 @@ def cached_complete(
 ) -> tuple[str, bool]:
     """`llm.complete(prompt)` through the cache; returns (text, was_cached).
 
-    `refresh=True` skips the lookup and overwrites the entry: used to retry an output that turned
-    out to be unusable, which would otherwise be served from the cache forever.
+    `refresh=True` skips the lookup and overwrites the entry: a retry of an output that turned
+    out to be unusable needs it, or the cache would serve that output forever.
     """
     if cache is None:
         return llm.complete(prompt), False

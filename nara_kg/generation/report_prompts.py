@@ -60,8 +60,8 @@ types) within a network.
 Write a comprehensive report of a community of archival records, given a list of records that
 belong to the community, their relationships (hierarchy: Includes; authority links such as
 creator, subject, contributor, donor, personalReference) and, optionally, reports already written
-for its sub-communities. The report will be used to tell researchers what this group of records
-documents and why it matters.
+for its sub-communities. The report tells researchers what this group of records documents and
+why it matters.
 The content of this report includes an overview of the community's key records and authorities,
 who created them, which subjects, people, organizations, places and periods they cover, and how
 they relate to each other.

@@ -350,16 +350,3 @@ def write_hierarchy(
         "added": len(desired - current),
         "removed": len(to_remove),
     }
-
-
-def community_rows(
-    driver: Driver, database: str, level: int | None = None
-) -> Sequence[dict[str, Any]]:
-    return read_all(
-        driver,
-        database,
-        f"MATCH (c:{Label.COMMUNITY}) WHERE $level IS NULL OR c.{CommunityProp.LEVEL} = $level "
-        f"RETURN c {{.*, {CommunityProp.SUMMARY_EMBEDDING}: null}} AS community "
-        f"ORDER BY c.{CommunityProp.LEVEL}, c.{CommunityProp.ID}",
-        level=level,
-    )

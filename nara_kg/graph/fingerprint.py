@@ -1,5 +1,5 @@
 """A fingerprint of the whole graph: two graphs with equal fingerprints hold the same nodes,
-properties and relationships (used to prove incremental == full rebuild)."""
+properties and relationships (the proof that an incremental build equals a full rebuild)."""
 
 from __future__ import annotations
 

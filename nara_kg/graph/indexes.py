@@ -117,8 +117,8 @@ def await_index(
     sleep: Callable[[float], None] = time.sleep,
 ) -> dict[str, Any]:
     """Wait until the index is ONLINE for as long as its population keeps moving, logging each
-    further tenth. No fixed timeout: 3 million vectors took Neo4j more than the 10 minutes the
-    wait used to allow. An index that FAILED, or whose population stays put for `stall_s`,
+    further tenth. No fixed timeout: Neo4j takes more than 10 minutes to populate a vector index
+    of 3 million nodes. An index that FAILED, or whose population stays put for `stall_s`,
     is an error. Polls start `first_poll_s` apart and double up to `poll_s`: most indexes are
     ONLINE within a second, and a fixed 2 s poll made each wait at least 2 s."""
     best = -1.0

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import Any
 
 from neo4j import Driver
@@ -91,20 +91,3 @@ RETURN c.{Prop.NODE_TYPE} AS type, count(*) AS chunks,
         routing_="r",
     )
     return {f"{r['type']}.{key}": r[key] for r in records for key in ("chunks", "records", "stubs")}
-
-
-def iter_type_groups(rows: Iterable[dict[str, Any]]) -> Iterator[tuple[str, list[dict[str, Any]]]]:
-    groups: dict[str, list[dict[str, Any]]] = {}
-    for row in rows:
-        groups.setdefault(row["props"][Prop.NODE_TYPE], []).append(row)
-    yield from groups.items()
-
-
-def delete_knowledge_graph(driver: Driver, database: str) -> None:
-    """Remove every node this platform owns (chunks and communities), in batches."""
-    with driver.session(database=database) as session:
-        for label in (Label.CHUNK, Label.COMMUNITY):
-            session.run(
-                f"MATCH (n:{checked_label(label)}) "
-                "CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS"
-            ).consume()

@@ -2,8 +2,8 @@
 still holds exactly that.
 
 A writer (chunk nodes, one relationship type, the linker's mentions) makes the graph equal a
-desired set by difference; finding the difference used to mean reading the whole of its part of
-the graph back, every run, however little had changed. Now each complete write leaves
+desired set by difference. Finding the difference by reading the whole of its part of the graph
+back would cost a full read every run, however little had changed, so each complete write leaves
 
 * in the graph, a ``(:SyncState {concern, revision})`` node with a fresh revision, and
 * in the work dir, the set it wrote (a Parquet table) with that revision and the count the
@@ -11,8 +11,8 @@ the graph back, every run, however little had changed. Now each complete write l
 
 The next run takes the table for the graph's state when the revision and the count still
 match; otherwise (another database, a run that died part way, the graph wiped or edited by
-hand: an added or deleted node or relationship changes the count) it reads the graph as
-before. While a write is under way the graph's revision says so and the table is gone, so a
+hand: an added or deleted node or relationship changes the count) it reads the graph
+back. While a write is under way the graph's revision says so and the table is gone, so a
 run that dies part way is never trusted.
 
 One Neo4j can serve two exports, each built from its own work folder. Every sync-state node

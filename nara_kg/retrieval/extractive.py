@@ -255,7 +255,7 @@ def _titles(record: GraphRecord) -> frozenset[str]:
 #: A question word the records lack is read as the records' word closest to it at least this
 #: similar (difflib's ratio): "Rowher" as "rohwer", "photograhped" as "photograph".
 RESPELL_CUTOFF: Final = 0.8
-#: Shorter words are too easily confused to respell.
+#: Shorter words are too easily mistaken for one another to respell.
 RESPELL_MIN_CHARS: Final = 5
 
 

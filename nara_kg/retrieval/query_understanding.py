@@ -273,11 +273,6 @@ def _code_matches(text: str) -> list[re.Match[str]]:
     ]
 
 
-def find_codes(text: str) -> list[tuple[str, ...]]:
-    """Catalog codes in the text ("210-CMB", "A1", "2006-0459-F"), each as its parts."""
-    return [code_parts(m[0]) for m in _code_matches(text)]
-
-
 #: Words that name a record type, and the node type they name.
 _TYPE_WORDS = {
     "record group": "recordGroup",

@@ -109,7 +109,7 @@ def _prefetch_fitted(
 ) -> None:
     """Count the whole blocks of the reports not fitted yet in one batch call: most fit as they
     are, and a batch call counts a level's reports several times faster than one call each
-    (what the first question over a level used to spend most of its time on)."""
+    (counting them one by one would be most of the first question's time over a level)."""
     missing = [r for r in reports if (r, budget, count_tokens) not in _fitted]
     if not missing:
         return

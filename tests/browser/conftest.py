@@ -20,7 +20,7 @@ from nara_kg.api.services import LockedEmbedder
 from nara_kg.generation.llm import ExtractiveLLM
 from nara_kg.settings import PROJECT_ROOT
 from tests.api.graph_fixture import DemoGraph, api_graph
-from tests.chromium import SCREENSHOTS, launch_chromium
+from tests.chromium import SCREENSHOTS, chromium_browser
 
 __all__ = ["api_graph"]
 
@@ -81,14 +81,8 @@ def base_url(
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = launch_chromium(playwright)
-        try:
-            yield launched
-        finally:
-            launched.close()
+    with chromium_browser() as launched:
+        yield launched
 
 
 class PageProblems:

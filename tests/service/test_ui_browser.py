@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.chromium import launch_chromium
+from tests.service import ui_pages
 from tests.service.conftest import (
     FILE_ASSETS,
     GRAPH_ASSETS,
@@ -25,72 +25,45 @@ from tests.service.conftest import (
     input_partition_keys,
 )
 from tests.service.dagster_api import RUN_FINISHED
+from tests.service.ui_pages import (
+    ASSET_NODE,
+    GRAPH_LINEAGE,
+    GRAPH_VIEWPORT,
+    PER_FILE_LINEAGE,
+    open_page,
+    ui_browser,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.e2e]
 
-#: Large enough that Dagster draws a whole group at full detail (below some zoom it draws
-#: name-only boxes).
-GRAPH_VIEWPORT = {"width": 3840, "height": 2160}
 PAGE_VIEWPORT = {"width": 1600, "height": 1200}
-UI_TIMEOUT_MS = 60_000
 SCREENSHOT_PREFIX = "service-ui-"
-
-#: The per-file stages and the graph-wide ones are two groups, each with its lineage page.
-PER_FILE_LINEAGE = "/locations/nara_kg/asset-groups/per_file/lineage"
-GRAPH_LINEAGE = "/locations/nara_kg/asset-groups/graph/lineage"
 LAUNCH_OR_CONFIRM = re.compile("Launch runs to materialize|Additional assets will be materialized")
-#: The asset nodes of the lineage graph (CSS-module class names keep this prefix).
-ASSET_NODE = "[class*='AssetNode_assetNodeBox']"
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    from playwright.sync_api import expect, sync_playwright
-
-    # The live data of the asset nodes takes its time on a busy 2-core machine.
-    expect.set_options(timeout=UI_TIMEOUT_MS)
     for old in SCREENSHOTS.glob(f"{SCREENSHOT_PREFIX}*.png"):  # only ours: the folder is shared
         old.unlink()
-    with sync_playwright() as playwright:
-        chromium = launch_chromium(playwright)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    with ui_browser() as chromium:
+        yield chromium
 
 
 @pytest.fixture
 def page_factory(browser: Any) -> Iterator[Any]:
-    contexts: list[Any] = []
+    pages: list[Any] = []
 
     def new_page(viewport: dict[str, int] = PAGE_VIEWPORT) -> Any:
-        context = browser.new_context(viewport=viewport)
-        context.set_default_timeout(UI_TIMEOUT_MS)
-        contexts.append(context)
-        return context.new_page()
+        pages.append(ui_pages.new_page(browser, viewport))
+        return pages[-1]
 
     yield new_page
-    for context in contexts:
-        context.close()
+    for page in pages:
+        page.context.close()
 
 
 def screenshot(page: Any, name: str) -> Path:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    path = SCREENSHOTS / f"{SCREENSHOT_PREFIX}{name}.png"
-    page.screenshot(path=str(path), full_page=False)
-    return path
-
-
-def dismiss_popups(page: Any) -> None:
-    """The community/newsletter dialog (instance `nux` is off, but just in case)."""
-    skip = page.get_by_role("button", name="Skip")
-    if skip.count() and skip.first.is_visible():
-        skip.first.click()
-
-
-def open_page(page: Any, service: DagsterService, path: str) -> None:
-    page.goto(f"{service.url}{path}", wait_until="domcontentloaded")
-    dismiss_popups(page)
+    return ui_pages.screenshot(page, f"{SCREENSHOT_PREFIX}{name}")
 
 
 def test_asset_graph_shows_the_partitions(built_service: DagsterService, page_factory: Any) -> None:

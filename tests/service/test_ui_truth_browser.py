@@ -13,49 +13,37 @@ from typing import Any
 
 import pytest
 
-from tests.chromium import launch_chromium
 from tests.service.conftest import (
     BUILD_TIMEOUT_S,
     FILE_ASSETS,
     GRAPH_ASSETS,
-    SCREENSHOTS,
     DagsterService,
     input_partition_keys,
+)
+from tests.service.ui_pages import (
+    ASSET_NODE,
+    GRAPH_LINEAGE,
+    GRAPH_VIEWPORT,
+    new_page,
+    open_page,
+    screenshot,
+    ui_browser,
 )
 
 pytestmark = [pytest.mark.integration, pytest.mark.e2e]
 
 PAGE_VIEWPORT = {"width": 1600, "height": 1400}
-GRAPH_VIEWPORT = {"width": 3840, "height": 2160}
-UI_TIMEOUT_MS = 60_000
 PREFIX = "service-ui-truth-"
 
 
 @pytest.fixture(scope="module")
 def page(built_service: DagsterService) -> Iterator[Any]:
-    from playwright.sync_api import expect, sync_playwright
-
-    expect.set_options(timeout=UI_TIMEOUT_MS)
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
-        try:
-            context = browser.new_context(viewport=PAGE_VIEWPORT)
-            context.set_default_timeout(UI_TIMEOUT_MS)
-            yield context.new_page()
-        finally:
-            browser.close()
+    with ui_browser() as browser:
+        yield new_page(browser, PAGE_VIEWPORT)
 
 
 def shot(page: Any, name: str) -> None:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{PREFIX}{name}.png"), full_page=True)
-
-
-def open_page(page: Any, service: DagsterService, path: str) -> None:
-    page.goto(f"{service.url}{path}", wait_until="domcontentloaded")
-    skip = page.get_by_role("button", name="Skip")
-    if skip.count() and skip.first.is_visible():
-        skip.first.click()
+    screenshot(page, f"{PREFIX}{name}", full_page=True)
 
 
 def partition_metadata(service: DagsterService, asset: str, partition: str) -> dict[str, str]:
@@ -146,8 +134,8 @@ def test_rerunning_an_unchanged_partition_leaves_downstream_synced(
 
     page.set_viewport_size(GRAPH_VIEWPORT)
     try:
-        open_page(page, built_service, "/locations/nara_kg/asset-groups/graph/lineage")
-        node = page.locator("[class*='AssetNode_assetNodeBox']")
+        open_page(page, built_service, GRAPH_LINEAGE)
+        node = page.locator(ASSET_NODE)
         expect(
             node.filter(has=page.get_by_text("record_selection", exact=True)).first
         ).to_contain_text("Materialized")

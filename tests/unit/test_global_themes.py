@@ -4,6 +4,8 @@ that cite a record of their community, and no graph statistics in the answer tex
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
@@ -97,18 +99,29 @@ REPORTS = [
 ]
 
 
-def themes(question: str = "What are the main themes of these records?") -> GlobalAnswer:
+def ask_global(
+    question: str,
+    reports: Sequence[CommunityReport] = REPORTS,
+    llm: Any = None,
+    sizes: dict[str, int] = SIZES,
+    members: dict[str, list[KeyRecord]] = MEMBERS,
+) -> GlobalAnswer:
+    """`global_search` with these tests' budgets (words as tokens), extractive by default."""
     return global_search(
         question,
-        REPORTS,
-        ExtractiveLLM(),
+        reports,
+        llm or ExtractiveLLM(),
         None,
         batch_token_budget=500,
         count_tokens=count_words,
         reduce_token_budget=2000,
-        sizes=SIZES,
-        members=MEMBERS,
+        sizes=sizes,
+        members=members,
     )
+
+
+def themes(question: str = "What are the main themes of these records?") -> GlobalAnswer:
+    return ask_global(question)
 
 
 def test_each_theme_is_a_line_of_cited_sentences() -> None:
@@ -206,14 +219,9 @@ def test_an_extractive_report_answers_a_main_themes_question_in_prose() -> None:
     ]
     context = build_context("0-1", 0, members, rels, [], token_budget=500, count_tokens=count_words)
     built = extractive_report(context)
-    answer = global_search(
+    answer = ask_global(
         "Give an overview of the collection.",
         [built],
-        ExtractiveLLM(),
-        None,
-        batch_token_budget=500,
-        count_tokens=count_words,
-        reduce_token_budget=2000,
         sizes={"0-1": 4},
         members={"0-1": [KeyRecord(10, "Diaries", "series")]},
     )
@@ -237,14 +245,9 @@ def test_a_topic_line_skips_a_finding_that_only_names_a_record_kind() -> None:
         findings=(Finding("Records of the War Relocation Authority", "A record group."),),
         generated_by="extractive",
     )
-    answer = global_search(
+    answer = ask_global(
         "What are the main topics of the War Relocation Authority records?",
         [relocation],
-        ExtractiveLLM(),
-        None,
-        batch_token_budget=500,
-        count_tokens=count_words,
-        reduce_token_budget=2000,
         sizes={"0-1": 78},
         members={"0-1": [KeyRecord(537, "Records of the War Relocation Authority", "recordGroup")]},
     )
@@ -270,16 +273,9 @@ class ScriptedModel:
 
 
 def test_a_model_answer_cites_the_theme_each_sentence_shares_most_words_with() -> None:
-    answer = global_search(
+    answer = ask_global(
         "What are the main themes of the Morgenthau diaries and the relocation records?",
-        REPORTS,
-        ScriptedModel(),
-        None,
-        batch_token_budget=500,
-        count_tokens=count_words,
-        reduce_token_budget=2000,
-        sizes=SIZES,
-        members=MEMBERS,
+        llm=ScriptedModel(),
     )
     assert answer.text == (
         "The Morgenthau diaries name the War Refugee Board. [1] Relocation records document "
@@ -299,16 +295,9 @@ class InventingModel(ScriptedModel):
 
 
 def test_a_model_answer_loses_a_sentence_no_report_supports() -> None:
-    answer = global_search(
+    answer = ask_global(
         "What are the main themes of the Morgenthau diaries and the relocation records?",
-        REPORTS,
-        InventingModel(),
-        None,
-        batch_token_budget=500,
-        count_tokens=count_words,
-        reduce_token_budget=2000,
-        sizes=SIZES,
-        members=MEMBERS,
+        llm=InventingModel(),
     )
     assert "Eleanor" not in answer.text and "1951" not in answer.text
     assert answer.text.startswith("The Morgenthau diaries name the War Refugee Board. [1]")
@@ -324,16 +313,9 @@ class OnlyInventingModel(ScriptedModel):
 
 
 def test_a_model_answer_with_nothing_supported_gives_the_extractive_answer() -> None:
-    answer = global_search(
+    answer = ask_global(
         "What are the main themes of the Morgenthau diaries and the relocation records?",
-        REPORTS,
-        OnlyInventingModel(),
-        None,
-        batch_token_budget=500,
-        count_tokens=count_words,
-        reduce_token_budget=2000,
-        sizes=SIZES,
-        members=MEMBERS,
+        llm=OnlyInventingModel(),
     )
     assert "Eleanor" not in answer.text and not answer.refused
     assert answer.method == "extractive" or answer.method.startswith("extractive")

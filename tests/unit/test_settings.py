@@ -17,8 +17,15 @@ def test_defaults_when_unset() -> None:
     assert settings.neo4j_home({}) == settings.DEFAULT_NEO4J_HOME.resolve()
     assert settings.model_cache_dir({}) == settings.DEFAULT_MODEL_CACHE
     assert settings.java_home({}) is None
-    assert settings.work_dir({}) == settings.DEFAULT_WORK_DIR.resolve()
-    assert settings.data_dir({}) == settings.DEFAULT_DATA_DIR.resolve()
+
+
+def test_the_pipeline_folders_default_to_the_settings() -> None:
+    from resources import PipelinePaths, build_resources
+
+    paths = build_resources({})["paths"]
+    assert isinstance(paths, PipelinePaths)
+    assert paths.data_path == settings.DEFAULT_DATA_DIR.resolve()
+    assert paths.layout.root == settings.DEFAULT_WORK_DIR.resolve()
 
 
 def test_blank_values_mean_the_default() -> None:

@@ -1,4 +1,4 @@
-"""Speed of entity linking on synthetic data: `python -m nara_kg.linking.bench [chunks] [auths]`.
+"""Speed of entity linking on synthetic data: `python -m benchmarks.linking [chunks] [auths]`.
 
 Builds `auths` synthetic authorities (persons with inverted, dated headings; organizations with
 hierarchies and dates; places with qualifiers; topical subjects), then links `chunks` chunks of
