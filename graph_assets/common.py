@@ -9,6 +9,8 @@ from typing import Any
 
 import dagster as dg
 
+from nara_kg.model.check_names import is_blocking
+
 #: Two groups, so the lineage view reads at its default zoom: the stages of each input file
 #: (partitioned), and the stages over the whole graph (once, downstream of every partition).
 PER_FILE_GROUP = "per_file"
@@ -34,6 +36,13 @@ GRAPH_AUTOMATION = dg.AutomationCondition.eager()
 #: early, so that the steps after it run beside that work; the step that waits for it, late.
 STARTS_BACKGROUND_WORK = {"dagster/priority": "1"}
 WAITS_FOR_BACKGROUND_WORK = {"dagster/priority": "-1"}
+
+
+
+def severity(check_name: str) -> dg.AssetCheckSeverity:
+    """ERROR for a blocking check, WARN for an advisory one (:mod:`nara_kg.model.check_names`)."""
+    return dg.AssetCheckSeverity.ERROR if is_blocking(check_name) else dg.AssetCheckSeverity.WARN
+
 
 #: Longest text shown in one table cell.
 MAX_CELL = 240
