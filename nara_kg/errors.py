@@ -26,6 +26,11 @@ class ConfigurationError(UserError):
     there); the message names the setting."""
 
 
+class Neo4jUnreachable(RuntimeError):
+    """The Neo4j resource could not connect; the message says where and what to check. Its
+    cause (a refused password, a server down) is explained first when it can be."""
+
+
 class LLMError(RuntimeError):
     """A generation failed; the message is safe to log (it never contains a credential)."""
 
@@ -65,12 +70,16 @@ def _plain(error: Exception) -> str | None:
     return None
 
 
+def _unreachable(error: Exception) -> str | None:
+    return str(error) if isinstance(error, Neo4jUnreachable) else None
+
+
 #: Explains one link of a failure's chain, or returns None.
 Explainer = Callable[[Exception], str | None]
 
-#: Most specific first: a wrapper (an asset's Dagster Failure) that wraps a Neo4j error is
-#: explained by the latter.
-_EXPLAINERS: tuple[Explainer, ...] = (_plain, _neo4j_message)
+#: Most specific first: a wrapper (Neo4jUnreachable, an asset's Dagster Failure) that wraps a
+#: Neo4j error is explained by the latter.
+_EXPLAINERS: tuple[Explainer, ...] = (_plain, _neo4j_message, _unreachable)
 
 
 def _chain(error: BaseException) -> list[Exception]:

@@ -270,11 +270,13 @@ def serve(
 ) -> None:
     """The question-answering API and the chat page (http://HOST:PORT/, schema at /docs)."""
     from nara_kg.api.server import serve as run_server
+    from nara_kg.cli.common import services_from_resources
 
     _ensure_server()
     run_server(
         host,
         port,
+        services_factory=services_from_resources,
         rate_per_minute=rate_limit,
         extra_hosts=allowed_hosts,
         forwarded_allow_ips=forwarded_allow_ips.split(","),
