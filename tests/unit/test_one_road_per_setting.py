@@ -29,9 +29,9 @@ def _variable_literals() -> dict[str, set[str]]:
     for package in PRODUCT:
         for path in (ROOT / package).rglob("*.py"):
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                if isinstance(node, ast.Constant) and isinstance(node.value, str):
-                    if VARIABLE.fullmatch(node.value):
-                        found[node.value].add(str(path.relative_to(ROOT)))
+                text = node.value if isinstance(node, ast.Constant) else None
+                if isinstance(text, str) and VARIABLE.fullmatch(text):
+                    found[text].add(str(path.relative_to(ROOT)))
     return found
 
 
