@@ -61,10 +61,11 @@ ui: $(STAMP)  ## Open the Dagster UI on the built graph
 bench: neo4j-start  ## Benchmark suite (BENCH_RECORDS=20000 by default); results in BENCHMARKS.md
 	$(NARA_KG) bench --records $${BENCH_RECORDS:-20000}
 
-lint: $(STAMP)  ## ruff + mypy
+lint: $(STAMP)  ## ruff + mypy + the import contracts (import-linter, pyproject.toml)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 validate: $(STAMP)  ## dagster definitions validate
 	mkdir -p $(DAGSTER_HOME)

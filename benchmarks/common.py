@@ -5,16 +5,11 @@ from __future__ import annotations
 import math
 import resource
 import sys
-from collections.abc import Callable
 from typing import Any
 
+from nara_kg.model.progress import Log as Log
+from nara_kg.model.progress import quiet as quiet
 from nara_kg.settings import Neo4jSettings
-
-Log = Callable[[str], None]
-
-
-def quiet(_: str) -> None:
-    pass
 
 
 def peak_rss_mb() -> float:

@@ -176,7 +176,7 @@ def _pack_jre(scratch: Path, part: Path) -> None:
 
 def _pack_model(scratch: Path, part: Path) -> None:
     from benchmarks.gpu import _narrowed_model
-    from nara_kg.embedding.encoder import bundled_model_path
+    from nara_kg.embedding.model_files import bundled_model_path
 
     source = bundled_model_path().parent
     package = scratch / source.name

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import dagster as dg
+
+from nara_kg.errors import Neo4jUnreachable, UserError
+from nara_kg.model.check_names import is_blocking
 
 #: Two groups, so the lineage view reads at its default zoom: the stages of each input file
 #: (partitioned), and the stages over the whole graph (once, downstream of every partition).
@@ -34,6 +39,12 @@ GRAPH_AUTOMATION = dg.AutomationCondition.eager()
 #: early, so that the steps after it run beside that work; the step that waits for it, late.
 STARTS_BACKGROUND_WORK = {"dagster/priority": "1"}
 WAITS_FOR_BACKGROUND_WORK = {"dagster/priority": "-1"}
+
+
+def severity(check_name: str) -> dg.AssetCheckSeverity:
+    """ERROR for a blocking check, WARN for an advisory one (:mod:`nara_kg.model.check_names`)."""
+    return dg.AssetCheckSeverity.ERROR if is_blocking(check_name) else dg.AssetCheckSeverity.WARN
+
 
 #: Longest text shown in one table cell.
 MAX_CELL = 240
@@ -103,12 +114,45 @@ def plain_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
     return plain
 
 
+#: What the resources and the core raise for a failure that is the user's to fix (a server not
+#: answering, a setting that cannot be used): an asset reports it as a Dagster Failure.
+PROJECT_ERRORS: tuple[type[Exception], ...] = (UserError, Neo4jUnreachable)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def failure_on_project_error(fn: F) -> F:
+    """The asset function `fn`, with the project's own errors (`PROJECT_ERRORS`) turned into a
+    `dg.Failure` whose description is the error's line (the error stays its cause): the one
+    place the core's errors meet Dagster's. Works for plain and generator (yielding) assets."""
+    if inspect.isgeneratorfunction(fn):
+
+        @functools.wraps(fn)
+        def generate(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return (yield from fn(*args, **kwargs))
+            except PROJECT_ERRORS as error:
+                raise dg.Failure(description=str(error)) from error
+
+        return cast(F, generate)
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except PROJECT_ERRORS as error:
+            raise dg.Failure(description=str(error)) from error
+
+    return cast(F, call)
+
+
 def neo4j_writer_asset(*, kinds: set[str] | None = None, **asset_args: Any) -> Any:
     """`@dg.asset` for a graph-wide asset that writes Neo4j: the group, kinds and owners every
-    asset shares, the Neo4j retry policy, one writer at a time (the `neo4j_writes` pool) and
-    eager automation; `kinds` (Python and Neo4j by default) and `asset_args` are the asset's
-    own (deps, description, check specs)."""
-    return dg.asset(
+    asset shares, the Neo4j retry policy, one writer at a time (the `neo4j_writes` pool), eager
+    automation and the project's errors as a Failure (`failure_on_project_error`); `kinds`
+    (Python and Neo4j by default) and `asset_args` are the asset's own (deps, description,
+    check specs)."""
+    decorate = dg.asset(
         group_name=GRAPH_GROUP,
         kinds=GRAPH_KINDS if kinds is None else kinds,
         owners=OWNERS,
@@ -117,3 +161,4 @@ def neo4j_writer_asset(*, kinds: set[str] | None = None, **asset_args: Any) -> A
         automation_condition=GRAPH_AUTOMATION,
         **asset_args,
     )
+    return lambda fn: decorate(failure_on_project_error(fn))

@@ -1,6 +1,6 @@
 """The entity_mentions asset: authority records named in chunk text, as MENTIONED_IN
 relationships written by difference, with its blocking check against the demo generator's
-labels (named in :mod:`quality.names`)."""
+labels (named in :mod:`nara_kg.model.check_names`)."""
 
 from collections.abc import Iterator
 from typing import Any
@@ -10,6 +10,7 @@ import dagster as dg
 from graph_assets.common import (
     counts_table,
     neo4j_writer_asset,
+    severity,
     table,
     timed,
 )
@@ -17,7 +18,7 @@ from graph_assets.graph_nodes import graph_nodes
 from graph_assets.partitions import is_full_rebuild
 from nara_kg.build import mentions as build_mentions
 from nara_kg.linking.labels import MIN_PRECISION, MIN_RECALL
-from quality.names import ENTITY_MENTIONS_LABELS, is_blocking, severity
+from nara_kg.model.check_names import ENTITY_MENTIONS_LABELS, is_blocking
 from resources import Neo4jResource, PipelinePaths
 
 

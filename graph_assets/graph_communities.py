@@ -12,6 +12,8 @@ from graph_assets.common import (
     table,
     timed,
 )
+from graph_assets.entity_extraction import entity_extraction
+from graph_assets.entity_mentions import entity_mentions
 from graph_assets.partitions import is_full_rebuild
 from graph_assets.relationships import authority_relationships, includes_relationships
 from nara_kg.build import communities as build_communities
@@ -34,13 +36,7 @@ def size_distribution_rows(distribution: Mapping[str, int]) -> list[dict[str, An
 
 @neo4j_writer_asset(
     kinds=GRAPH_KINDS | {"gds"},
-    # entity_mentions by key: its module imports quality, which imports this asset's reports.
-    deps=[
-        includes_relationships,
-        authority_relationships,
-        dg.AssetKey("entity_mentions"),
-        dg.AssetKey("entity_extraction"),
-    ],
+    deps=[includes_relationships, authority_relationships, entity_mentions, entity_extraction],
     description=(
         "Hierarchical Leiden (GDS, through the graphdatascience client) on an undirected "
         "projection of first chunks with Includes + authority relationships; fixed randomSeed "

@@ -6,7 +6,7 @@ from typing import Any
 
 import dagster as dg
 
-from graph_assets.common import GRAPH_GROUP, OWNERS, table, timed
+from graph_assets.common import GRAPH_GROUP, OWNERS, severity, table, timed
 from graph_assets.community_reports import community_reports
 from graph_assets.relationships import (
     authority_relationships,
@@ -15,6 +15,7 @@ from graph_assets.relationships import (
 )
 from graph_assets.vector_index import vector_index
 from nara_kg.embedding.encoder import Embedder
+from nara_kg.model.check_names import RETRIEVAL_THRESHOLDS_CHECK, is_blocking
 from nara_kg.retrieval.evaluation import (
     EvaluationReport,
     Question,
@@ -24,7 +25,6 @@ from nara_kg.retrieval.evaluation import (
 )
 from nara_kg.retrieval.known_items import known_item_questions, read_known_item_records
 from nara_kg.retrieval.search import local_search
-from quality.names import RETRIEVAL_THRESHOLDS_CHECK, is_blocking, severity
 from resources import EmbeddingModel, LLMResource, Neo4jResource, PipelinePaths
 
 MIN_HIT_AT_5 = 0.6

@@ -21,6 +21,25 @@ class BuildLocked(UserError):
     """Another build holds the work folder."""
 
 
+class ConfigurationError(UserError):
+    """A setting that cannot be used as given (an unknown backend, a model path that is not
+    there); the message names the setting."""
+
+
+class Neo4jUnreachable(RuntimeError):
+    """The Neo4j resource could not connect; the message says where and what to check. Its
+    cause (a refused password, a server down) is explained first when it can be."""
+
+
+class LLMError(RuntimeError):
+    """A generation failed; the message is safe to log (it never contains a credential)."""
+
+
+class LLMUnreachable(LLMError):
+    """The endpoint did not answer within the call's time budget and retries (a server down,
+    unreachable, or never answering): callers may fall back to the extractive method."""
+
+
 def _neo4j_message(error: Exception) -> str | None:
     from neo4j import exceptions as neo4j_errors
 
@@ -41,28 +60,22 @@ def _neo4j_message(error: Exception) -> str | None:
     return None
 
 
-def _dagster_message(error: Exception) -> str | None:
-    import dagster as dg
-
-    if isinstance(error, dg.Failure):
-        return error.description or str(error)
-    return None
-
-
 def _plain(error: Exception) -> str | None:
-    from nara_kg.generation.llm import LLMError
-
     if isinstance(error, UserError | LLMError | FileNotFoundError | PermissionError | TimeoutError):
         return str(error)
     return None
 
 
-#: Most specific first: a Dagster Failure that wraps a Neo4j error is explained by the latter.
-_EXPLAINERS: tuple[Callable[[Exception], str | None], ...] = (
-    _plain,
-    _neo4j_message,
-    _dagster_message,
-)
+def _unreachable(error: Exception) -> str | None:
+    return str(error) if isinstance(error, Neo4jUnreachable) else None
+
+
+#: Explains one link of a failure's chain, or returns None.
+Explainer = Callable[[Exception], str | None]
+
+#: Most specific first: a wrapper (Neo4jUnreachable, an asset's Dagster Failure) that wraps a
+#: Neo4j error is explained by the latter.
+_EXPLAINERS: tuple[Explainer, ...] = (_plain, _neo4j_message, _unreachable)
 
 
 def _chain(error: BaseException) -> list[Exception]:
@@ -74,10 +87,11 @@ def _chain(error: BaseException) -> list[Exception]:
     return chain
 
 
-def explain(error: BaseException) -> str | None:
-    """One line for an expected failure, or None for a bug (keep the traceback)."""
+def explain(error: BaseException, *more: Explainer) -> str | None:
+    """One line for an expected failure, or None for a bug (keep the traceback). `more` are a
+    shell's explainers of its framework's wrappers, tried after the project's own."""
     chain = _chain(error)
-    for explainer in _EXPLAINERS:
+    for explainer in (*_EXPLAINERS, *more):
         for link in chain:
             message = explainer(link)
             if message:

@@ -1,7 +1,10 @@
 """Settings read from the environment when they are asked for, never at import time.
 
-Each default is written once, here; the functions read their variable on every call (pass
-`env` to read another mapping than `os.environ`).
+Each environment variable's name is written once, here: the local server's and the CLI's own
+below, and the resources' fields in `RESOURCE_VARIABLES`, which the Dagster resources bind with
+`EnvVar` and the Dagster-free paths (`Neo4jSettings.from_env`, `nara-kg ask`) read with
+`configured`. The functions read their variable on every call (pass `env` to read another
+mapping than `os.environ`).
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 #: The repository root (where `neo4j/`, `var/` and the Makefile live).
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -38,6 +42,79 @@ def _source(env: Mapping[str, str] | None) -> Mapping[str, str]:
     return os.environ if env is None else env
 
 
+#: resource key -> {field: environment variable}: every variable a resource field is bound to.
+RESOURCE_VARIABLES: dict[str, dict[str, str]] = {
+    "neo4j": {
+        "uri": "NEO4J_URI",
+        "username": "NEO4J_USERNAME",
+        "password": "NEO4J_PASSWORD",
+        "database": "NEO4J_DATABASE",
+    },
+    "embedding_model": {
+        "model": "NARA_KG_EMBEDDING_MODEL",
+        "backend": "NARA_KG_EMBEDDING_BACKEND",
+        "device": "NARA_KG_EMBEDDING_DEVICE",
+        "threads": "NARA_KG_EMBEDDING_THREADS",
+    },
+    "llm": {
+        "backend": "NARA_KG_LLM_BACKEND",
+        "model": "NARA_KG_LLM_MODEL",
+        "base_url": "NARA_KG_LLM_BASE_URL",
+        "api_key": "NARA_KG_LLM_API_KEY",
+        "timeout_s": "NARA_KG_LLM_TIMEOUT_S",
+        "connect_timeout_s": "NARA_KG_LLM_CONNECT_TIMEOUT_S",
+        "max_retries": "NARA_KG_LLM_MAX_RETRIES",
+        "max_concurrency": "NARA_KG_LLM_MAX_CONCURRENCY",
+        "max_tokens": "NARA_KG_LLM_MAX_TOKENS",
+        "strict": "NARA_KG_LLM_STRICT",
+    },
+    "paths": {
+        "data_dir": "NARA_DATA_DIR",
+        "work_dir": "NARA_KG_WORK_DIR",
+        "questions_file": "NARA_KG_QUESTIONS",
+        "follow_external_links": "NARA_KG_FOLLOW_EXTERNAL_LINKS",
+        "max_body_chars": "NARA_KG_MAX_BODY_CHARS",
+    },
+}
+
+#: What a switch's text means on (anything else is off).
+_TRUE = frozenset({"1", "true", "yes", "on"})
+
+
+def configured(key: str, env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The fields of resource `key` whose variable is set (and not empty), as text."""
+    source = _source(env)
+    return {
+        field: source[variable]
+        for field, variable in RESOURCE_VARIABLES[key].items()
+        if source.get(variable)
+    }
+
+
+def parse_value(variable: str, text: str, kind: Any) -> Any:
+    """`text` of `variable` as a value of `kind` (bool, int, float or str; the name, as in a
+    postponed annotation, works too)."""
+    if kind in (bool, "bool"):
+        return text.strip().lower() in _TRUE
+    if kind in (int, "int", float, "float"):
+        number = int if kind in (int, "int") else float
+        try:
+            return number(text)
+        except ValueError as error:
+            raise ValueError(f"{variable}={text!r} is not a number") from error
+    return text
+
+
+def bolt_port(env: Mapping[str, str] | None = None) -> int:
+    """The Bolt port of the project's local server (NARA_KG_BOLT_PORT overrides)."""
+    configured_port = _source(env).get("NARA_KG_BOLT_PORT", "").strip()
+    return (
+        parse_value("NARA_KG_BOLT_PORT", configured_port, int)
+        if configured_port
+        else (LOCAL_BOLT_PORT)
+    )
+
+
 @dataclass(frozen=True)
 class Neo4jSettings:
     uri: str
@@ -48,20 +125,33 @@ class Neo4jSettings:
     managed: bool
 
     @classmethod
-    def from_env(cls, env: dict[str, str] | None = None) -> Neo4jSettings:
-        env = dict(os.environ if env is None else env)
-        uri = env.get("NEO4J_URI", "").strip()
+    def resolve(
+        cls,
+        uri: str = "",
+        username: str = DEFAULT_USERNAME,
+        password: str = LOCAL_DEFAULT_PASSWORD,
+        database: str = DEFAULT_DATABASE,
+        *,
+        env: Mapping[str, str] | None = None,
+    ) -> Neo4jSettings:
+        """The connection: an empty `uri` means the project's managed local server (on
+        `bolt_port`); an empty field, its default."""
+        uri = uri.strip()
         managed = not uri
         if managed:
-            port = int(env.get("NARA_KG_BOLT_PORT", LOCAL_BOLT_PORT))
-            uri = f"bolt://{LOCAL_BOLT_HOST}:{port}"
+            uri = f"bolt://{LOCAL_BOLT_HOST}:{bolt_port(env)}"
         return cls(
             uri=uri,
-            username=env.get("NEO4J_USERNAME") or DEFAULT_USERNAME,
-            password=env.get("NEO4J_PASSWORD") or LOCAL_DEFAULT_PASSWORD,
-            database=env.get("NEO4J_DATABASE") or DEFAULT_DATABASE,
+            username=username or DEFAULT_USERNAME,
+            password=password or LOCAL_DEFAULT_PASSWORD,
+            database=database or DEFAULT_DATABASE,
             managed=managed,
         )
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Neo4jSettings:
+        """The connection the Neo4j resource's variables configure."""
+        return cls.resolve(**configured("neo4j", env), env=env)
 
 
 def neo4j_home(env: Mapping[str, str] | None = None) -> Path:
@@ -89,6 +179,12 @@ def model_cache_dir(env: Mapping[str, str] | None = None) -> Path:
     """Where exported ONNX models are kept (NARA_KG_MODEL_CACHE overrides)."""
     configured = _source(env).get("NARA_KG_MODEL_CACHE", "").strip()
     return Path(configured).expanduser() if configured else DEFAULT_MODEL_CACHE
+
+
+def configured_dagster_home() -> Path | None:
+    """DAGSTER_HOME when it is set (a step process opens that instance early), else None."""
+    configured_home = os.environ.get("DAGSTER_HOME")
+    return Path(configured_home) if configured_home else None
 
 
 def dagster_home() -> Path:

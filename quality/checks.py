@@ -8,6 +8,7 @@ from typing import Any
 
 import dagster as dg
 
+from graph_assets.common import failure_on_project_error
 from graph_assets.common import table as md_table
 from graph_assets.community_reports import community_reports
 from graph_assets.graph_nodes import graph_nodes
@@ -291,6 +292,7 @@ def record_selection_suites(
         "marked for embedding; every node carries its record-type label."
     ),
 )
+@failure_on_project_error
 def graph_nodes_match_parquet(neo4j: Neo4jResource, paths: PipelinePaths) -> dg.AssetCheckResult:
     outcome = graph_checks.check_node_counts(neo4j.get_driver(), neo4j.database, paths.layout)
     return _graph_result(names.GRAPH_NODES_MATCH_PARQUET, outcome)
@@ -305,6 +307,7 @@ def graph_nodes_match_parquet(neo4j: Neo4jResource, paths: PipelinePaths) -> dg.
         "its current text with the current model."
     ),
 )
+@failure_on_project_error
 def text_embeddings_complete(
     neo4j: Neo4jResource, embedding_model: EmbeddingModel
 ) -> dg.AssetCheckResult:
@@ -324,6 +327,7 @@ def text_embeddings_complete(
         "index texts_fulltext exist and are ONLINE."
     ),
 )
+@failure_on_project_error
 def vector_index_online(
     neo4j: Neo4jResource, embedding_model: EmbeddingModel
 ) -> dg.AssetCheckResult:
@@ -344,6 +348,7 @@ def vector_index_online(
         "else."
     ),
 )
+@failure_on_project_error
 def includes_relationships_consistent(
     neo4j: Neo4jResource, paths: PipelinePaths
 ) -> dg.AssetCheckResult:
@@ -397,6 +402,7 @@ def includes_relationships_no_cycles(paths: PipelinePaths) -> dg.AssetCheckResul
         "has an incoming Next, no chunk has two."
     ),
 )
+@failure_on_project_error
 def next_relationships_consistent(neo4j: Neo4jResource) -> dg.AssetCheckResult:
     outcome = graph_checks.check_next(neo4j.get_driver(), neo4j.database)
     return _graph_result(names.NEXT_CONSISTENT, outcome)
@@ -427,6 +433,7 @@ def community_report_check(
             f"Every Community node has a report (property `{report_property}` set and not blank)."
         ),
     )
+    @failure_on_project_error
     def _community_reports_complete(neo4j: Neo4jResource) -> dg.AssetCheckResult:
         outcome = graph_checks.check_community_reports(
             neo4j.get_driver(),

@@ -1,9 +1,13 @@
 """Dagster resources: Neo4j, the embedding model, the LLM and the pipeline's paths.
 
-Each default is written once, as the resource field's default. `build_resources` is the one way
-to make them (the Definitions, the CLI, the benchmark and the tests): a field whose environment
-variable is set is bound to it with `EnvVar` (resolved when a run starts, never at import), and
-an unset variable leaves the default, so the code location loads and runs under any launcher.
+Each resource makes its client with the core's own constructor (`Neo4jSettings.resolve`,
+`make_embedder`, the LLM classes), so its field defaults are the core's constants and the
+"empty URI means the local server" rule is the core's. `build_resources` is the one way to make
+them (the Definitions, the CLI, the benchmark and the tests): a field whose environment variable
+(`nara_kg.settings.RESOURCE_VARIABLES`) is set is bound to it with `EnvVar` (resolved when a run
+starts, never at import), and an unset variable leaves the default, so the code location loads
+and runs under any launcher. They raise the project's errors (`nara_kg.errors`); an asset
+reports those as a Dagster Failure (`graph_assets.common.failure_on_project_error`).
 """
 
 from __future__ import annotations
@@ -19,12 +23,14 @@ from neo4j import Driver
 from pydantic import PrivateAttr
 
 from nara_kg.embedding.encoder import DEFAULT_BACKEND, DEFAULT_BATCH_SIZE, DEFAULT_MODEL, Embedder
-from nara_kg.embedding.standin import STANDIN_BACKEND, StandinEmbedder
+from nara_kg.embedding.factory import DEFAULT_DEVICE, DEFAULT_THREADS, make_embedder
+from nara_kg.errors import ConfigurationError, Neo4jUnreachable
 from nara_kg.generation.llm import (
     DEFAULT_CONNECT_TIMEOUT_S,
     DEFAULT_MAX_CONCURRENCY,
     DEFAULT_MAX_RETRIES,
     DEFAULT_TIMEOUT_S,
+    EXTRACTIVE_BACKEND,
     LLM,
 )
 from nara_kg.graph.connection import open_driver
@@ -37,8 +43,12 @@ from nara_kg.settings import (
     DEFAULT_USERNAME,
     DEFAULT_WORK_DIR,
     LOCAL_DEFAULT_PASSWORD,
+    RESOURCE_VARIABLES,
     Neo4jSettings,
+    parse_value,
 )
+
+_LLM_VARIABLES = RESOURCE_VARIABLES["llm"]
 
 
 class Neo4jResource(dg.ConfigurableResource):
@@ -53,17 +63,7 @@ class Neo4jResource(dg.ConfigurableResource):
 
     @property
     def settings(self) -> Neo4jSettings:
-        return Neo4jSettings.from_env(
-            {
-                # The local port of the managed server (NARA_KG_BOLT_PORT) still comes from
-                # the run's environment; the connection fields come from this resource.
-                **os.environ,
-                "NEO4J_URI": self.uri,
-                "NEO4J_USERNAME": self.username,
-                "NEO4J_PASSWORD": self.password,
-                "NEO4J_DATABASE": self.database,
-            }
-        )
+        return Neo4jSettings.resolve(self.uri, self.username, self.password, self.database)
 
     def get_driver(self) -> Driver:
         """The driver, created on first use and verified, with a hint when nothing answers."""
@@ -79,8 +79,8 @@ class Neo4jResource(dg.ConfigurableResource):
                     if settings.managed
                     else "check NEO4J_URI, NEO4J_USERNAME and NEO4J_PASSWORD"
                 )
-                raise dg.Failure(
-                    description=f"cannot reach Neo4j at {settings.uri}: {error}; {hint}"
+                raise Neo4jUnreachable(
+                    f"cannot reach Neo4j at {settings.uri}: {error}; {hint}"
                 ) from error
             self._driver = driver
         return self._driver
@@ -104,25 +104,28 @@ class EmbeddingModel(dg.ConfigurableResource):
 
     model: str = DEFAULT_MODEL
     backend: str = DEFAULT_BACKEND
-    device: str = "cpu"
+    device: str = DEFAULT_DEVICE
     batch_size: int = DEFAULT_BATCH_SIZE
     #: Intra-op threads (0: one per core); give each of N parallel runs 1/N of the cores.
-    threads: int = 0
+    threads: int = DEFAULT_THREADS
 
     _embedder: Embedder | None = PrivateAttr(default=None)
 
+    def new_embedder(self, *, shared: bool = False) -> Embedder:
+        """A new embedder of these settings; `shared`: for calls from several threads."""
+        return make_embedder(
+            model=self.model,
+            backend=self.backend,
+            device=self.device,
+            batch_size=self.batch_size,
+            threads=self.threads,
+            shared=shared,
+        )
+
     def get_embedder(self) -> Embedder:
-        if self._embedder is None and self.backend == STANDIN_BACKEND:
-            # Hashed vectors instead of the model, for measuring the rest at scale.
-            self._embedder = StandinEmbedder(batch_size=self.batch_size)
+        """The run's embedder, made on first use."""
         if self._embedder is None:
-            self._embedder = Embedder(
-                model=self.model,
-                device=self.device,
-                backend=self.backend,
-                batch_size=self.batch_size,
-                threads=self.threads,
-            )
+            self._embedder = self.new_embedder()
         return self._embedder
 
 
@@ -132,7 +135,7 @@ LLM_BACKENDS = ("extractive", "openai", "transformers", "local")
 class LLMResource(dg.ConfigurableResource):
     """Text generation for community reports, answers and global search."""
 
-    backend: str = "extractive"
+    backend: str = EXTRACTIVE_BACKEND
     model: str = ""
     base_url: str = ""
     api_key: str = ""
@@ -155,8 +158,9 @@ class LLMResource(dg.ConfigurableResource):
             return llm.ExtractiveLLM()
         if self.backend == "openai":
             if not self.base_url or not self.model:
-                raise dg.Failure(
-                    "the openai backend needs NARA_KG_LLM_BASE_URL and NARA_KG_LLM_MODEL"
+                raise ConfigurationError(
+                    f"the openai backend needs {_LLM_VARIABLES['base_url']} and "
+                    f"{_LLM_VARIABLES['model']}"
                 )
             return llm.OpenAICompatibleLLM(
                 self.base_url,
@@ -171,7 +175,9 @@ class LLMResource(dg.ConfigurableResource):
             )
         if self.backend == "transformers":
             if not self.model:
-                raise dg.Failure("the transformers backend needs NARA_KG_LLM_MODEL (a local path)")
+                raise ConfigurationError(
+                    f"the transformers backend needs {_LLM_VARIABLES['model']} (a local path)"
+                )
             return llm.TransformersLLM(
                 self.model,
                 temperature=self.temperature,
@@ -186,8 +192,8 @@ class LLMResource(dg.ConfigurableResource):
                     max_new_tokens=self.max_tokens or local_model.DEFAULT_MAX_NEW_TOKENS,
                 )
             except llm.LLMError as error:
-                raise dg.Failure(str(error)) from None
-        raise dg.Failure(f"unknown LLM backend {self.backend!r}; use one of {LLM_BACKENDS}")
+                raise ConfigurationError(str(error)) from None
+        raise ConfigurationError(f"unknown LLM backend {self.backend!r}; use one of {LLM_BACKENDS}")
 
 
 class PipelinePaths(dg.ConfigurableResource):
@@ -229,51 +235,15 @@ class PipelinePaths(dg.ConfigurableResource):
         return self.questions_path.with_name(LABELS_FILE)
 
 
-#: resource key -> (class, {field: environment variable}): the one table of bindings.
+#: resource key -> (class, {field: environment variable}); the variables are the settings'.
 ENV_BINDINGS: dict[str, tuple[type[dg.ConfigurableResource], dict[str, str]]] = {
-    "neo4j": (
-        Neo4jResource,
-        {
-            "uri": "NEO4J_URI",
-            "username": "NEO4J_USERNAME",
-            "password": "NEO4J_PASSWORD",
-            "database": "NEO4J_DATABASE",
-        },
-    ),
-    "embedding_model": (
-        EmbeddingModel,
-        {
-            "model": "NARA_KG_EMBEDDING_MODEL",
-            "backend": "NARA_KG_EMBEDDING_BACKEND",
-            "device": "NARA_KG_EMBEDDING_DEVICE",
-            "threads": "NARA_KG_EMBEDDING_THREADS",
-        },
-    ),
-    "llm": (
-        LLMResource,
-        {
-            "backend": "NARA_KG_LLM_BACKEND",
-            "model": "NARA_KG_LLM_MODEL",
-            "base_url": "NARA_KG_LLM_BASE_URL",
-            "api_key": "NARA_KG_LLM_API_KEY",
-            "timeout_s": "NARA_KG_LLM_TIMEOUT_S",
-            "connect_timeout_s": "NARA_KG_LLM_CONNECT_TIMEOUT_S",
-            "max_retries": "NARA_KG_LLM_MAX_RETRIES",
-            "max_concurrency": "NARA_KG_LLM_MAX_CONCURRENCY",
-            "max_tokens": "NARA_KG_LLM_MAX_TOKENS",
-            "strict": "NARA_KG_LLM_STRICT",
-        },
-    ),
-    "paths": (
-        PipelinePaths,
-        {
-            "data_dir": "NARA_DATA_DIR",
-            "work_dir": "NARA_KG_WORK_DIR",
-            "questions_file": "NARA_KG_QUESTIONS",
-            "follow_external_links": "NARA_KG_FOLLOW_EXTERNAL_LINKS",
-            "max_body_chars": "NARA_KG_MAX_BODY_CHARS",
-        },
-    ),
+    key: (cls, RESOURCE_VARIABLES[key])
+    for key, cls in (
+        ("neo4j", Neo4jResource),
+        ("embedding_model", EmbeddingModel),
+        ("llm", LLMResource),
+        ("paths", PipelinePaths),
+    )
 }
 
 
@@ -282,13 +252,8 @@ def _binding(cls: type[dg.ConfigurableResource], name: str, variable: str, text:
     show in the UI) and ints; a switch or a number of seconds is read when the code location
     loads, as Dagster has no boolean or float EnvVar."""
     annotation = cls.model_fields[name].annotation
-    if annotation in (bool, "bool"):
-        return text.strip().lower() in {"1", "true", "yes", "on"}
-    if annotation in (float, "float"):
-        try:
-            return float(text)
-        except ValueError as error:
-            raise ValueError(f"{variable}={text!r} is not a number") from error
+    if annotation in (bool, "bool", float, "float"):
+        return parse_value(variable, text, annotation)
     if annotation in (int, "int"):
         return dg.EnvVar.int(variable)
     return dg.EnvVar(variable)

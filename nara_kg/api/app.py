@@ -39,7 +39,7 @@ from nara_kg.api.limits import (
     HostAllowList,
     RateLimit,
 )
-from nara_kg.api.services import Services, services_from_resources, warm_up
+from nara_kg.api.services import Services, warm_up
 from nara_kg.generation.llm import describe
 from nara_kg.graph.batches import read_all
 from nara_kg.graph.reports import reports_per_level
@@ -98,8 +98,9 @@ def create_app(
             app.state.services = services
             yield
             return
-        factory = services_factory or services_from_resources
-        with factory() as opened:
+        if services_factory is None:
+            raise ValueError("create_app needs `services` or a `services_factory`")
+        with services_factory() as opened:
             app.state.services = opened
             # Load the model now, so the first question does not wait for it.
             warm_up(opened)

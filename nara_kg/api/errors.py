@@ -14,7 +14,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from nara_kg.errors import BuildLocked, QueryError, UserError, explain
+from nara_kg.errors import BuildLocked, Neo4jUnreachable, QueryError, UserError, explain
 
 log = logging.getLogger("nara_kg.api")
 
@@ -43,6 +43,7 @@ def status_for(error: BaseException) -> int:
     unavailable = (
         NoReports,
         LLMError,
+        Neo4jUnreachable,
         neo4j_errors.ServiceUnavailable,
         neo4j_errors.AuthError,
         neo4j_errors.SessionExpired,
@@ -127,7 +128,6 @@ def _validation_message(errors: list[dict[str, Any]]) -> tuple[str, list[dict[st
 
 def install(app: FastAPI) -> None:
     """Register the handlers: validation (422), HTTP errors, and the expected failures."""
-    import dagster as dg
     from neo4j import exceptions as neo4j_errors
 
     from nara_kg.generation.llm import LLMError
@@ -158,10 +158,9 @@ def install(app: FastAPI) -> None:
     for kind in (
         UserError,
         LLMError,
+        Neo4jUnreachable,
         neo4j_errors.Neo4jError,
         neo4j_errors.DriverError,
         TimeoutError,
     ):
         app.add_exception_handler(kind, expected)
-    # The Neo4j resource wraps "cannot reach Neo4j" in a dagster Failure.
-    app.add_exception_handler(dg.Failure, expected)

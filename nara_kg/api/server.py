@@ -100,13 +100,15 @@ def build_server(
     port: int = DEFAULT_PORT,
     *,
     services: Any = None,
+    services_factory: Any = None,
     rate_per_minute: int = DEFAULT_RATE_PER_MINUTE,
     extra_hosts: Sequence[str] = (),
     forwarded_allow_ips: Sequence[str] = (),
     header_timeout_s: float = DEFAULT_HEADER_TIMEOUT_S,
     body_timeout_s: float = DEFAULT_BODY_TIMEOUT_S,
 ) -> Any:
-    """The uvicorn server `nara-kg serve` runs (tests pass `services` and run it in a thread).
+    """The uvicorn server `nara-kg serve` runs (with the `services_factory` of its resources;
+    tests pass `services` and run it in a thread).
     One worker process: the embedding model is loaded once, and the endpoints run on its
     thread pool."""
     import uvicorn
@@ -115,6 +117,7 @@ def build_server(
 
     app = create_app(
         services,
+        services_factory=services_factory,
         rate_per_minute=rate_per_minute,
         allowed_hosts=allowed_hosts(host, extra_hosts),
         body_timeout_s=body_timeout_s,
@@ -137,12 +140,14 @@ def serve(
     host: str = DEFAULT_HOST,
     port: int = DEFAULT_PORT,
     *,
+    services_factory: Any,
     rate_per_minute: int = DEFAULT_RATE_PER_MINUTE,
     extra_hosts: Sequence[str] = (),
     forwarded_allow_ips: Sequence[str] = (),
     log: Callable[[str], None] = print,
 ) -> None:
-    """Run until interrupted."""
+    """Run until interrupted, with the services `services_factory` opens (the CLI's, from the
+    project's resources)."""
     from nara_kg.api.app import STATIC_DIR
 
     if not (STATIC_DIR / "index.html").is_file():
@@ -150,6 +155,7 @@ def serve(
     server = build_server(
         host,
         port,
+        services_factory=services_factory,
         rate_per_minute=rate_per_minute,
         extra_hosts=extra_hosts,
         forwarded_allow_ips=forwarded_allow_ips,

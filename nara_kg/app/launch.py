@@ -18,7 +18,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,10 +32,10 @@ from graph_assets.partitions import FULL, REBUILD_TAG, PartitionSync, input_file
 from graph_assets.partitions import sync_file_partitions as sync_partitions
 from jobs import CODE_LOCATION_MODULE, KG_FILE_STAGES, KG_FULL_REBUILD, KG_INCREMENTAL
 from nara_kg.app import definitions
+from nara_kg.model.progress import Log, quiet
 from nara_kg.settings import PROJECT_ROOT
 from schedules import RANGE_END, RANGE_START
 
-Log = Callable[[str], None]
 #: Tag shared by every run of one `nara-kg build`, to find them in the instance.
 BUILD_TAG = "nara_kg/build"
 #: Which process on which host launched a run: a run left STARTED by a process that died
@@ -49,10 +49,6 @@ _JOB_FACTORIES = {
     KG_INCREMENTAL: definitions.kg_incremental_job,
     KG_FILE_STAGES: definitions.kg_file_stages_job,
 }
-
-
-def _quiet(_: str) -> None:
-    pass
 
 
 @dataclass
@@ -92,7 +88,7 @@ def build(
     full: bool = False,
     parallel: int = 1,
     follow_external_links: bool = False,
-    log: Log = _quiet,
+    log: Log = quiet,
     extra_tags: dict[str, str] | None = None,
 ) -> BuildOutcome:
     started = time.perf_counter()

@@ -14,16 +14,15 @@ PostgreSQL connection is shared between processes.
 
 from __future__ import annotations
 
-import os
-
 import dagster as dg
 
 from nara_kg.app import definitions  # noqa: F401 - the code location, as the executor needs it
+from nara_kg.settings import configured_dagster_home
 
 
 def _warm_instance() -> None:
     """Open and close the instance the steps will open (the one at DAGSTER_HOME)."""
-    if not os.environ.get("DAGSTER_HOME"):
+    if configured_dagster_home() is None:
         return
     try:
         with dg.DagsterInstance.get():

@@ -11,12 +11,12 @@ from typing import Any
 
 from neo4j import Driver
 
-from nara_kg.build.progress import Log, quiet
 from nara_kg.embedding.encoder import Embedder, release_free_memory
 from nara_kg.graph import embeddings as embedding_cypher
 from nara_kg.ingest.inputs import file_id_of
 from nara_kg.ingest.layout import WorkLayout
 from nara_kg.ingest.stages.chunk_embeddings import read_vector_part
+from nara_kg.model.progress import Log, quiet
 
 
 @dataclass

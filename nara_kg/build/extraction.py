@@ -20,7 +20,6 @@ import numpy as np
 from neo4j import Driver
 
 from nara_kg.build.mentions import build_linker
-from nara_kg.build.progress import Log, quiet
 from nara_kg.generation.entity_extraction import (
     DEFAULT_MAX_GLEANINGS,
     ChunkExtraction,
@@ -40,6 +39,7 @@ from nara_kg.ingest.stages.chunks import iter_chunks
 from nara_kg.ingest.stages.record_selection import read_aliases
 from nara_kg.linking.normalize import normalize_form
 from nara_kg.linking.resolve import EMBEDDING_THRESHOLD, EntityResolver
+from nara_kg.model.progress import Log, quiet
 from nara_kg.model.schema import AUTHORITY_TYPES, chunk_id
 from nara_kg.model.tables import Col
 

@@ -12,11 +12,11 @@ from typing import Any
 import pyarrow as pa
 from neo4j import Driver
 
-from nara_kg.build.progress import Log, quiet
 from nara_kg.graph import nodes as node_cypher
 from nara_kg.graph import sync_state
 from nara_kg.ingest.layout import WorkLayout
 from nara_kg.ingest.stages.chunks import iter_chunks
+from nara_kg.model.progress import Log, quiet
 from nara_kg.model.schema import Prop
 from nara_kg.model.tables import Col
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -27,6 +27,10 @@ def int_option(
     )
 
 
+if TYPE_CHECKING:
+    from nara_kg.api.services import Services
+
+
 @contextmanager
 def cli_resources() -> Iterator[Any]:
     """The Definitions' own resources (same bindings and defaults), initialized here."""
@@ -34,6 +38,41 @@ def cli_resources() -> Iterator[Any]:
 
     with open_resources() as resources:
         yield resources
+
+
+@contextmanager
+def services_from_resources() -> Iterator[Services]:
+    """What the API's endpoints need, from the project's resources (same bindings and
+    defaults), for `nara-kg serve`: the model behind a lock (requests run on a thread pool)."""
+    import threading
+
+    from neo4j import Driver
+
+    from nara_kg.api.services import Services
+    from nara_kg.generation.llm import GenerationCache
+
+    with cli_resources() as r:
+        embedder = r.embedding_model.new_embedder(shared=True)
+        cache_path = r.paths.llm_cache_path
+        cache_path.parent.mkdir(parents=True, exist_ok=True)
+        lock = threading.Lock()
+
+        def get_driver() -> Driver:
+            # The resource verifies connectivity once and keeps the driver; one request at a
+            # time makes it, so concurrent first requests do not open several.
+            with lock:
+                driver: Driver = r.neo4j.get_driver()
+                return driver
+
+        with GenerationCache(cache_path) as cache:
+            yield Services(
+                get_driver=get_driver,
+                database=r.neo4j.database,
+                embedder=embedder,
+                llm=r.llm.get_llm(),
+                cache=cache,
+                strict_llm=bool(r.llm.strict),
+            )
 
 
 class Text(click.ParamType):

@@ -44,6 +44,15 @@ def _dagster_home() -> Path:
     return home
 
 
+def _dagster_failure(error: Exception) -> str | None:
+    """What an asset's Dagster Failure says, when the project's own error under it does not."""
+    import dagster as dg
+
+    if isinstance(error, dg.Failure):
+        return error.description or str(error)
+    return None
+
+
 class _Commands(click.Group):
     """Expected failures (a server down, a wrong password, an empty query, nothing built yet)
     and invalid option values (out of range, not UTF-8) end in one line on stderr and exit
@@ -60,7 +69,7 @@ class _Commands(click.Group):
         except Exception as error:
             from nara_kg.errors import explain
 
-            message = explain(error)
+            message = explain(error, _dagster_failure)
             if message is None or (ctx.obj or {}).get("debug"):
                 raise
             click.echo(f"error: {message}", err=True)
@@ -261,11 +270,13 @@ def serve(
 ) -> None:
     """The question-answering API and the chat page (http://HOST:PORT/, schema at /docs)."""
     from nara_kg.api.server import serve as run_server
+    from nara_kg.cli.common import services_from_resources
 
     _ensure_server()
     run_server(
         host,
         port,
+        services_factory=services_from_resources,
         rate_per_minute=rate_limit,
         extra_hosts=allowed_hosts,
         forwarded_allow_ips=forwarded_allow_ips.split(","),

@@ -21,11 +21,11 @@ from nara_kg.devserver.layout import (
     ADMIN_TOOL,
     GDS_VERSION,
     NEO4J_VERSION,
-    Log,
     Neo4jRuntimeError,
     java,
     server_env,
 )
+from nara_kg.model.progress import Log
 from nara_kg.settings import PROJECT_ROOT, Neo4jSettings
 
 POM_FILE = PROJECT_ROOT / "neo4j" / "pom.xml"

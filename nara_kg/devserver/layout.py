@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -14,8 +13,6 @@ NEO4J_VERSION = "5.26.24"
 GDS_VERSION = "2.13.9"
 ENTRY_POINT = "org.neo4j.server.CommunityEntryPoint"
 ADMIN_TOOL = "org.neo4j.cli.AdminTool"
-
-Log = Callable[[str], None]
 
 
 class Neo4jRuntimeError(RuntimeError):

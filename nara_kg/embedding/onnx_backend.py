@@ -33,10 +33,19 @@ import os
 import tempfile
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
+
+from nara_kg.embedding.backend import SentenceModel
+from nara_kg.embedding.model_files import (
+    declared_dimension,
+    declared_max_tokens,
+    quiet_transformers,
+    transformer_folder,
+)
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -169,8 +178,6 @@ class OnnxSentenceEncoder:
     def tokenizer(self) -> Any:
         """The model's transformers tokenizer (`PreTrainedTokenizerFast`), loaded on first use."""
         if self._tokenizer is None:
-            from nara_kg.embedding.encoder import quiet_transformers
-
             quiet_transformers()
             from transformers import PreTrainedTokenizerFast
 
@@ -497,12 +504,6 @@ def _load_from_files(
     """The cached export with the model's tokenizer and pooling read from its files, without
     importing sentence-transformers (and with it PyTorch): that import took 6 s in every build
     step that encodes. None when the export is not cached or the pipeline is not plain."""
-    from nara_kg.embedding.encoder import (
-        declared_dimension,
-        declared_max_tokens,
-        transformer_folder,
-    )
-
     plain = _plain_pipeline_from_files(model_path)
     folder = transformer_folder(model_path)
     dimension, max_length = declared_dimension(model_path), declared_max_tokens(model_path)
@@ -566,8 +567,6 @@ def load_onnx_sentence_transformer(
     )
     if cached is not None:
         return cached
-    from nara_kg.embedding.encoder import quiet_transformers
-
     quiet_transformers()
     from sentence_transformers import SentenceTransformer
 
@@ -596,3 +595,18 @@ def load_onnx_sentence_transformer(
     # Swap the PyTorch encoder out (its weights are freed); everything else stays as loaded.
     first.model = _make_module(OnnxEncoder(session, model.config))
     return st
+
+
+@dataclass(frozen=True)
+class OnnxBackend:
+    """The `ModelBackend` of `onnx` (float) and `onnx-int8` (`int8`)."""
+
+    int8: bool = False
+
+    def load(self, path: Path, *, device: str, name: str, threads: int) -> SentenceModel:
+        return cast(
+            SentenceModel,
+            load_onnx_sentence_transformer(
+                path, device=device, name=name, threads=threads, int8=self.int8
+            ),
+        )

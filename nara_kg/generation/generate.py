@@ -17,7 +17,6 @@ from typing import Any
 
 from neo4j import Driver
 
-from nara_kg.build.progress import Log, quiet
 from nara_kg.embedding.encoder import Embedder, release_free_memory
 from nara_kg.generation.community_report import CommunityReport
 from nara_kg.generation.extractive import (
@@ -46,6 +45,7 @@ from nara_kg.generation.report_rows import (
 from nara_kg.generation.token_counts import remembered_token_counts
 from nara_kg.graph import reports as report_cypher
 from nara_kg.ingest.chunking import TokenCounter, TokensCounter
+from nara_kg.model.progress import Log, quiet
 
 
 @dataclass

@@ -28,6 +28,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Protocol
 
+from nara_kg.errors import LLMError, LLMUnreachable
+
 #: Backend names, also used in cache keys and in a report's `generated_by`.
 EXTRACTIVE_BACKEND = "extractive"
 OPENAI_BACKEND = "openai"
@@ -46,15 +48,6 @@ MAX_REPLY_CHARS_PER_TOKEN = 8
 #: character as \uXXXX), plus an envelope for the rest of the JSON.
 MAX_REPLY_BYTES_PER_CHAR = 6
 REPLY_ENVELOPE_BYTES = 16_384
-
-
-class LLMError(RuntimeError):
-    """A generation failed; the message is safe to log (it never contains a credential)."""
-
-
-class LLMUnreachable(LLMError):
-    """The endpoint did not answer within the call's time budget and retries (a server down,
-    unreachable, or never answering): callers may fall back to the extractive method."""
 
 
 #: Defaults of the OpenAI-compatible client (the LLMResource's fields repeat none of them).

@@ -8,8 +8,8 @@ from typing import Any
 
 from neo4j import Driver
 
-from nara_kg.build.progress import Log, quiet
 from nara_kg.graph.batches import read_all, write_one
+from nara_kg.model.progress import Log, quiet
 from nara_kg.model.schema import Index, Label, Prop
 
 #: Properties the full-text index reads. Titles are a field of their own besides `text` (which

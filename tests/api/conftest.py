@@ -9,7 +9,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from nara_kg.api import Services, create_app
-from nara_kg.api.services import LockedEmbedder
+from nara_kg.embedding.factory import LockedEmbedder
 from nara_kg.generation.llm import ExtractiveLLM
 from tests.api.graph_fixture import DemoGraph, api_graph
 

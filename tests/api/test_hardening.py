@@ -12,13 +12,13 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import dagster as dg
 import pytest
 from fastapi.testclient import TestClient
 from neo4j import exceptions as neo4j_errors
 
 from nara_kg.api import Services, create_app
 from nara_kg.embedding.encoder import Embedder
+from nara_kg.errors import Neo4jUnreachable
 from nara_kg.generation.llm import ExtractiveLLM, OpenAICompatibleLLM
 from nara_kg.graph.connection import open_driver
 from nara_kg.settings import Neo4jSettings
@@ -119,9 +119,7 @@ def unreachable() -> Exception:
     cause = neo4j_errors.ServiceUnavailable(
         "Couldn't connect to neo4j.internal.example:7687 (resolved to ('10.1.2.3:7687',))"
     )
-    failure = dg.Failure(
-        description=f"cannot reach Neo4j at bolt://neo4j.internal.example:7687: {cause}"
-    )
+    failure = Neo4jUnreachable(f"cannot reach Neo4j at bolt://neo4j.internal.example:7687: {cause}")
     failure.__cause__ = cause
     return failure
 

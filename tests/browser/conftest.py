@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from nara_kg.api import Services, create_app
-from nara_kg.api.services import LockedEmbedder
+from nara_kg.embedding.factory import LockedEmbedder
 from nara_kg.generation.llm import ExtractiveLLM
 from nara_kg.settings import PROJECT_ROOT
 from tests.api.graph_fixture import DemoGraph, api_graph

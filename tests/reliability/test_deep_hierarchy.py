@@ -13,7 +13,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from nara_kg.api import Services, create_app
-from nara_kg.api.services import LockedEmbedder
+from nara_kg.embedding.factory import LockedEmbedder
 from nara_kg.generation.llm import ExtractiveLLM
 from nara_kg.graph import search as cypher
 

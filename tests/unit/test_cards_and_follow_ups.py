@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from nara_kg.api.examples import OVERVIEW_QUESTION, compose
-from nara_kg.cli.quick import embedding_settings, quick_path
+from nara_kg.cli.quick import quick_path
+from nara_kg.embedding.factory import embedding_settings, make_embedder
 from nara_kg.model.schema import HEADER_BODY_SEPARATOR, Prop
 from nara_kg.retrieval.cards import MAX_EXCERPT_CHARS, body_text, card_facts, excerpt, file_format
 from nara_kg.retrieval.filters import NO_FILTERS, SearchFilters
@@ -193,23 +194,15 @@ def test_example_questions_come_from_the_graphs_records() -> None:
 
 def test_quick_ask_reads_the_resources_settings() -> None:
     resources = pytest.importorskip("resources")
-    defaults = resources.EmbeddingModel()
-    assert embedding_settings({}) == {
-        "model": defaults.model,
-        "backend": defaults.backend,
-        "device": defaults.device,
-        "batch_size": defaults.batch_size,
-        "threads": defaults.threads,
-    }
-    bindings = resources.ENV_BINDINGS
-    from nara_kg.cli import quick
-
-    assert quick.EMBEDDING_VARIABLES.items() <= bindings["embedding_model"][1].items()
-    assert bindings["llm"][1]["backend"] == quick.LLM_BACKEND_VARIABLE
-    assert bindings["llm"][1]["strict"] == quick.LLM_STRICT_VARIABLE
-    assert resources.LLMResource().backend == "extractive"
+    assert make_embedder(**embedding_settings({})) == resources.EmbeddingModel().get_embedder()
+    env = {"NARA_KG_EMBEDDING_THREADS": "2", "NARA_KG_EMBEDDING_BACKEND": "torch"}
+    assert embedding_settings(env) == {"threads": 2, "backend": "torch"}
+    assert make_embedder(**embedding_settings(env)) == (
+        resources.EmbeddingModel(threads=2, backend="torch").get_embedder()
+    )
     assert quick_path({})
-    assert not quick_path({quick.LLM_BACKEND_VARIABLE: "openai"})
+    assert not quick_path({"NARA_KG_LLM_BACKEND": "openai"})
+    assert quick_path({"NARA_KG_LLM_BACKEND": "extractive"})
     assert not quick_path({"NARA_KG_EMBEDDING_BACKEND": "standin"})
 
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from nara_kg.embedding.encoder import Embedder, bundled_model_path, declared_dimension
+from nara_kg.embedding.encoder import Embedder
+from nara_kg.embedding.model_files import bundled_model_path, declared_dimension
 
 
 def test_the_bundled_model_declares_its_dimension_without_loading() -> None:

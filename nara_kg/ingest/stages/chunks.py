@@ -33,10 +33,8 @@ from nara_kg.ingest.layout import WorkLayout
 from nara_kg.ingest.records import BATCH_ROWS, iter_rows
 from nara_kg.ingest.stages.common import (
     PARQUET_DAMAGE,
-    Log,
     corrupt_work_file,
     parquet_readable,
-    quiet,
     read_json,
     write_json,
     write_table,
@@ -44,6 +42,7 @@ from nara_kg.ingest.stages.common import (
 from nara_kg.ingest.stages.record_selection import chosen_rows_by_file
 from nara_kg.model.edges import RecordLinks
 from nara_kg.model.json_text import dumps_sorted
+from nara_kg.model.progress import Log, quiet
 from nara_kg.model.schema import Prop
 from nara_kg.model.tables import CHUNK_SCHEMA, Col
 

@@ -1,10 +1,9 @@
-"""What every stage shares: the progress log type, and its JSON and Parquet files written
+"""What every stage shares: its JSON and Parquet files written
 atomically (a crash never leaves a half-written file that looks whole)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,12 +11,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from nara_kg.ingest.layout import temporary_sibling
-
-Log = Callable[[str], None]
-
-
-def quiet(_: str) -> None:
-    pass
 
 
 def write_json(path: Path, payload: dict[str, Any]) -> None:

@@ -27,12 +27,11 @@ from nara_kg.ingest.records import (
 )
 from nara_kg.ingest.stages.common import (
     PARQUET_DAMAGE,
-    Log,
     parquet_readable,
-    quiet,
     read_json,
     write_json,
 )
+from nara_kg.model.progress import Log, quiet
 from nara_kg.model.tables import Col
 
 

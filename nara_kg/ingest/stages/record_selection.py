@@ -19,8 +19,9 @@ import pyarrow.parquet as pq
 from nara_kg.ingest.inputs import SKIPPED_FILE, InputFile, SkippedFile, file_id_of, scan_input_tree
 from nara_kg.ingest.layout import WorkLayout
 from nara_kg.ingest.records import UnreadablePart, select_records
-from nara_kg.ingest.stages.common import Log, corrupt_work_file, quiet, read_json, write_table
+from nara_kg.ingest.stages.common import corrupt_work_file, read_json, write_table
 from nara_kg.ingest.stages.parsed_records import parse_file
+from nara_kg.model.progress import Log, quiet
 from nara_kg.model.tables import (
     ALIAS_SCHEMA,
     PARSED_INDEX_SCHEMA,
