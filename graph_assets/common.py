@@ -35,6 +35,10 @@ GRAPH_AUTOMATION = dg.AutomationCondition.eager()
 STARTS_BACKGROUND_WORK = {"dagster/priority": "1"}
 WAITS_FOR_BACKGROUND_WORK = {"dagster/priority": "-1"}
 
+#: Metadata key, on every step that writes the graph: the records whose data the step read or
+#: wrote one by one (0 on a run that found nothing changed).
+RECORDS_TOUCHED = "records_touched"
+
 #: Longest text shown in one table cell.
 MAX_CELL = 240
 
