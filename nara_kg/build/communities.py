@@ -98,8 +98,15 @@ def detect_communities(
             projection_digest=digests.projection,
             content_digest=digests.content,
         )
-        if state_path is not None and known.get("content") != digests.content:
-            write_json(state_path, {**known, "content": digests.content})
+        if state_path is not None:
+            write_json(
+                state_path,
+                {
+                    **known,
+                    "content": digests.content,
+                    "last_run": {"leiden_skipped": True, "communities_changed": 0},
+                },
+            )
         return result
 
     previous_hashes = {str(cid): digest for cid, digest in before["communities"]}
@@ -136,6 +143,11 @@ def detect_communities(
                 "content": digests.content,
                 "graph": community_cypher.community_state_digest(driver, database),
                 "result": remembered,
+                "last_run": {
+                    "leiden_skipped": False,
+                    "seeded": result.seeded,
+                    "communities_changed": result.communities_changed,
+                },
             },
         )
     return result
