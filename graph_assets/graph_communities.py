@@ -16,6 +16,7 @@ from graph_assets.common import (
 from graph_assets.partitions import is_full_rebuild
 from graph_assets.relationships import authority_relationships, includes_relationships
 from nara_kg.build import communities as build_communities
+from nara_kg.settings import leiden_seeded
 from resources import Neo4jResource, PipelinePaths
 
 
@@ -52,9 +53,11 @@ def size_distribution_rows(distribution: Mapping[str, int]) -> list[dict[str, An
         "no Community node; components are clustered separately by construction. Ids are "
         "canonical (level and the smallest member's naId). The projection is digested as it "
         "streams (projection_digest): when it and the graph's communities are as the last run "
-        "left them, Leiden is skipped (leiden_skipped); otherwise Leiden starts from the last "
-        "run's level-0 communities (seeded, GDS seedProperty), so regions the change did not "
-        "reach keep their ids. The full rebuild neither skips nor seeds. Core: "
+        "left them, Leiden is skipped (leiden_skipped). With NARA_KG_LEIDEN_SEEDED=1 a changed "
+        "projection starts Leiden from the last run's level-0 communities (seeded, GDS "
+        "seedProperty), so regions the change did not reach keep their members; off by "
+        "default, as seeded communities depend on past builds. The full rebuild neither skips "
+        "nor seeds. Core: "
         "nara_kg.build.communities.detect_communities."
     ),
 )
@@ -69,6 +72,7 @@ def graph_communities(
             neo4j.get_gds(),
             state_path=paths.layout.leiden_state,
             force=is_full_rebuild(context),
+            seed=leiden_seeded(),
         )
     if not result.leiden_ran:
         context.log.info("projection and communities unchanged since the last run: Leiden skipped")

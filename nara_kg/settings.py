@@ -114,3 +114,13 @@ def work_dir(env: Mapping[str, str] | None = None) -> Path:
 def data_dir(env: Mapping[str, str] | None = None) -> Path:
     """The input export (NARA_DATA_DIR); defaults to the generated demo data."""
     return Path(_source(env).get("NARA_DATA_DIR") or DEFAULT_DATA_DIR).resolve()
+
+
+def leiden_seeded(env: Mapping[str, str] | None = None) -> bool:
+    """NARA_KG_LEIDEN_SEEDED=1: a run whose projection changed starts Leiden from the last run's
+    level-0 communities (GDS seedProperty), so that regions the change did not reach keep their
+    members (and reports). Off by default: seeded, the communities depend on the order of past
+    builds, and an incremental build's then differ from a full build's (measured: one community
+    more or less on the 120-record demo after one file's edits), which the project's guarantee
+    (incremental == full by graph fingerprint) does not allow."""
+    return _source(env).get("NARA_KG_LEIDEN_SEEDED", "").strip().lower() in {"1", "true", "yes"}

@@ -69,15 +69,17 @@ def detect_communities(
     *,
     state_path: Path | None = None,
     force: bool = False,
+    seed: bool = False,
 ) -> CommunityResult:
     """Hierarchical Leiden over first chunks; Community nodes and IN_COMMUNITY by difference.
 
     The projection is digested as it streams from Neo4j (nothing of it held here). With
     `state_path`, the digests and the result are remembered there: a run whose projection and
     communities are as the last run left them reports the remembered result without running
-    Leiden; one whose projection changed starts Leiden from the last run's communities
-    (seeded), so that regions the change did not reach keep their members and ids. `force`
-    (the full rebuild) neither skips nor seeds: it clusters the graph as if for the first time.
+    Leiden. With `seed`, one whose projection changed starts Leiden from the last run's
+    communities (seeded), so that regions the change did not reach keep their members and ids
+    (see :func:`nara_kg.settings.leiden_seeded` for why it is not the default). `force` (the
+    full rebuild) neither skips nor seeds: it clusters the graph as if for the first time.
     Leiden itself needs the whole projection: modularity is a property of the whole graph."""
     from nara_kg.graph import communities as community_cypher
     from nara_kg.model.community_hierarchy import build_hierarchy, canonical_assignments
@@ -110,7 +112,7 @@ def detect_communities(
         return result
 
     previous_hashes = {str(cid): digest for cid, digest in before["communities"]}
-    leiden = community_cypher.run_leiden(gds, seeded=not force and bool(previous_hashes))
+    leiden = community_cypher.run_leiden(gds, seeded=seed and not force and bool(previous_hashes))
     hierarchy = build_hierarchy(canonical_assignments(leiden.assignments))
     member_hashes = {
         c.id: hashlib.sha256(",".join(map(str, c.members)).encode()).hexdigest()[:16]

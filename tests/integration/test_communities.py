@@ -131,7 +131,7 @@ def test_ids_are_canonical_and_a_seeded_run_keeps_the_regions_a_change_did_not_r
     neo4j_driver.execute_query(
         "MATCH (a:Chunk {naId: 2000}), (b:Chunk {naId: 99}) CREATE (a)-[:subject]->(b)"
     )
-    seeded = build_communities.detect_communities(neo4j_driver, "neo4j", gds)
+    seeded = build_communities.detect_communities(neo4j_driver, "neo4j", gds, seed=True)
     assert seeded.seeded and seeded.leiden_ran
     after = membership(neo4j_driver)
     assert after[99] == after[13] == "0-11"
@@ -139,6 +139,10 @@ def test_ids_are_canonical_and_a_seeded_run_keeps_the_regions_a_change_did_not_r
     assert seeded.communities_changed >= 1
     assert seeded.records_touched == 13
     assert not projection_exists(gds)
+    # Seeding is asked for.
+    neo4j_driver.execute_query("MATCH (:Chunk {naId: 99})<-[r:subject]-() DELETE r")
+    unseeded = build_communities.detect_communities(neo4j_driver, "neo4j", gds)
+    assert unseeded.leiden_ran and not unseeded.seeded
 
 
 class LeidenFails:
