@@ -94,3 +94,29 @@ def test_unchanged_projection_skips_leiden_and_reports_and_a_change_seeds_leiden
         == (first[cid]["report"], first[cid]["contextKey"])
     ]
     assert len(unchanged_reports) >= len(kept)
+
+
+def test_unseeded_leiden_keeps_the_ids_of_the_communities_a_change_did_not_reach(
+    graph_builder: Any, neo4j_driver: Any, tmp_path: Path
+) -> None:
+    """The default (seeding off): Leiden is deterministic and ids are named by a member, so the
+    communities one deleted record did not reach come back with their ids, members and
+    reports, as a full build would give them."""
+    data = tmp_path / "data"
+    generate_demo_data(data, records=120, seed=21)
+    graph_builder(data, tmp_path / "work", wipe_first=True)
+    first = communities(neo4j_driver)
+    finest = {
+        cid: set(c["members"]) for cid, c in first.items() if cid.startswith("0-") and c["members"]
+    }
+    deleted = delete_one_member(data, set().union(*finest.values()))
+    changed = graph_builder(data, tmp_path / "work")
+    assert metadata_of(changed, "graph_communities")["seeded"] is False
+    after = communities(neo4j_driver)
+    untouched = [cid for cid, members in finest.items() if deleted not in members]
+    assert untouched
+    for cid in untouched:
+        assert set(after[cid]["members"]) == finest[cid], cid
+        assert after[cid]["report"] == first[cid]["report"], cid
+    reports = metadata_of(changed, "community_reports")
+    assert 1 <= reports["contexts_rebuilt"] <= len(after) - len(untouched)
