@@ -46,6 +46,10 @@ def severity(check_name: str) -> dg.AssetCheckSeverity:
     return dg.AssetCheckSeverity.ERROR if is_blocking(check_name) else dg.AssetCheckSeverity.WARN
 
 
+#: Metadata key, on every step that writes the graph: the records whose data the step read or
+#: wrote one by one (0 on a run that found nothing changed).
+RECORDS_TOUCHED = "records_touched"
+
 #: Longest text shown in one table cell.
 MAX_CELL = 240
 

@@ -6,6 +6,7 @@ from typing import Any
 import dagster as dg
 
 from graph_assets.common import (
+    RECORDS_TOUCHED,
     counts_table,
     neo4j_writer_asset,
     table,
@@ -15,6 +16,7 @@ from graph_assets.graph_communities import graph_communities
 from graph_assets.partitions import is_full_rebuild
 from graph_assets.text_embeddings import text_embeddings
 from nara_kg.generation import generate as report_generation
+from nara_kg.ingest.stages.common import read_json
 from resources import EmbeddingModel, LLMResource, Neo4jResource, PipelinePaths
 
 #: Most tokens of context (members, excerpts, relationships) in one community's report prompt.
@@ -30,8 +32,11 @@ REPORT_TOKEN_BUDGET = 1_200
         "uses its sub-communities' reports, largest first; a community with the same members "
         "as its only sub-community takes that report; a community whose inputs (members, "
         "relationships, mentions, sub-reports, generator, code) are as its node recorded keeps "
-        "its report (unchanged_inputs), except in the full rebuild. JSON {title, summary, rating, "
-        "rating_explanation, findings} on the Community node, with an embedding of title + "
+        "its report (unchanged_inputs), except in the full rebuild; when the digest of every "
+        "report's sources (graph_communities' projection and row digests, the communities, "
+        "the generator) is as the last run left it, no community is read (reports_skipped). "
+        "JSON {title, summary, rating, rating_explanation, findings} on the Community node, "
+        "with an embedding of title + "
         "summary (vector index community_summaries). Generations are cached by prompt + model "
         "+ parameters: an unchanged community is never regenerated. A model's reply whose JSON "
         "does not parse is repaired (json-repair) or, failing that, replaced by the extractive "
@@ -62,7 +67,13 @@ def community_reports(
             log=context.log.info,
             token_counts_path=paths.layout.report_token_counts,
             force=is_full_rebuild(context),
+            state_path=paths.layout.report_state,
+            leiden_state_path=paths.layout.leiden_state,
         )
+    leiden = read_json(paths.layout.leiden_state) or {}
+    last_leiden = leiden.get("last_run", {})
+    if result.skipped:
+        context.log.info("the sources of every report are unchanged: no context rebuilt")
     context.log.info(
         f"{result.communities} reports: {result.generated} generated, {result.cached} cached, "
         f"{result.copied_from_sub_community} copied from an identical sub-community"
@@ -72,6 +83,14 @@ def community_reports(
             **metadata,
             "generator": describe(generator),
             "communities": result.communities,
+            "reports_skipped": result.skipped,
+            "leiden_skipped": bool(last_leiden.get("leiden_skipped", False)),
+            "seeded": bool(last_leiden.get("seeded", False)),
+            "projection_digest": str(leiden.get("input", "")),
+            "communities_changed": int(last_leiden.get("communities_changed", 0)),
+            "contexts_rebuilt": result.generated + result.cached,
+            "reports_regenerated": result.generated,
+            RECORDS_TOUCHED: result.records_touched,
             "generated": result.generated,
             "cached": result.cached,
             "copied_from_sub_community": result.copied_from_sub_community,

@@ -8,6 +8,7 @@ import dagster as dg
 
 from graph_assets.common import (
     GRAPH_KINDS,
+    RECORDS_TOUCHED,
     neo4j_writer_asset,
     table,
     timed,
@@ -17,6 +18,7 @@ from graph_assets.entity_mentions import entity_mentions
 from graph_assets.partitions import is_full_rebuild
 from graph_assets.relationships import authority_relationships, includes_relationships
 from nara_kg.build import communities as build_communities
+from nara_kg.settings import leiden_seeded
 from resources import Neo4jResource, PipelinePaths
 
 
@@ -44,9 +46,14 @@ def size_distribution_rows(distribution: Mapping[str, int]) -> list[dict[str, An
         "`(:Community {id: '<level>-<communityId>', level, size})`; members "
         "`-[:IN_COMMUNITY]->` their finest community, each community `-[:IN_COMMUNITY]->` its "
         "parent. Singletons get "
-        "no Community node; components are clustered separately by construction. When the "
-        "projection's rows and the graph's communities are as the last run left them, Leiden "
-        "is skipped (leiden_ran false), except in the full rebuild. Core: "
+        "no Community node; components are clustered separately by construction. Ids are "
+        "canonical (level and the smallest member's naId). The projection is digested as it "
+        "streams (projection_digest): when it and the graph's communities are as the last run "
+        "left them, Leiden is skipped (leiden_skipped). With NARA_KG_LEIDEN_SEEDED=1 a changed "
+        "projection starts Leiden from the last run's level-0 communities (seeded, GDS "
+        "seedProperty), so regions the change did not reach keep their members; off by "
+        "default, as seeded communities depend on past builds. The full rebuild neither skips "
+        "nor seeds. Core: "
         "nara_kg.build.communities.detect_communities."
     ),
 )
@@ -61,9 +68,12 @@ def graph_communities(
             neo4j.get_gds(),
             state_path=paths.layout.leiden_state,
             force=is_full_rebuild(context),
+            seed=leiden_seeded(),
         )
     if not result.leiden_ran:
         context.log.info("projection and communities unchanged since the last run: Leiden skipped")
+    elif result.seeded:
+        context.log.info(f"Leiden seeded: {result.communities_changed} communities changed")
     context.log.info(
         f"{sum(result.communities_per_level.values())} communities over {result.levels} levels "
         f"(projection: {result.nodes} nodes, {result.relationships} relationships)"
@@ -72,6 +82,11 @@ def graph_communities(
         metadata={
             **metadata,
             "leiden_ran": result.leiden_ran,
+            "leiden_skipped": not result.leiden_ran,
+            "seeded": result.seeded,
+            "projection_digest": result.projection_digest,
+            "communities_changed": result.communities_changed,
+            RECORDS_TOUCHED: result.records_touched,
             "projected_nodes": result.nodes,
             "projected_relationships": result.relationships,
             "levels": result.levels,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,15 @@ class CommunityResult:
     #: False when the projection and the graph's communities were as the last run left them,
     #: so that Leiden (deterministic) could only have found the same communities again.
     leiden_ran: bool = True
+    #: Whether Leiden started from the last run's communities.
+    seeded: bool = False
+    #: Digests of the projection's rows and of its records' rows (ProjectionDigests).
+    projection_digest: str = ""
+    content_digest: str = ""
+    #: Communities added, removed or with other members than the graph held before.
+    communities_changed: int = 0
+    #: Records whose data the step read or wrote one by one (Leiden's assignments read back).
+    records_touched: int = 0
 
 
 def _size_bucket(size: int) -> str:
@@ -35,6 +45,23 @@ def _size_bucket(size: int) -> str:
     return "> 1000"
 
 
+def changed_communities(before: Mapping[str, str | None], after: Mapping[str, str]) -> int:
+    """How many communities (id -> members' hash) were added, removed or got other members."""
+    return sum(1 for cid in before.keys() | after.keys() if before.get(cid) != after.get(cid))
+
+
+def can_skip_leiden(
+    known: Mapping[str, Any] | None, projection_digest: str, graph_digest: str
+) -> bool:
+    """Whether the last successful run (`known`, its state file) read this projection and left
+    the graph's communities as they are now: Leiden would find the same communities again."""
+    return (
+        known is not None
+        and known.get("input") == projection_digest
+        and known.get("graph") == graph_digest
+    )
+
+
 def detect_communities(
     driver: Driver,
     database: str,
@@ -42,32 +69,51 @@ def detect_communities(
     *,
     state_path: Path | None = None,
     force: bool = False,
+    seed: bool = False,
 ) -> CommunityResult:
     """Hierarchical Leiden over first chunks; Community nodes and IN_COMMUNITY by difference.
 
-    With `state_path`, what the run read and left is remembered there, and the next run whose
-    projection and communities are unchanged (an edit that named no new authority, say) reports
-    the remembered result without projecting the graph, unless `force`."""
+    The projection is digested as it streams from Neo4j (nothing of it held here). With
+    `state_path`, the digests and the result are remembered there: a run whose projection and
+    communities are as the last run left them reports the remembered result without running
+    Leiden. With `seed`, one whose projection changed starts Leiden from the last run's
+    communities (seeded), so that regions the change did not reach keep their members and ids
+    (see :func:`nara_kg.settings.leiden_seeded` for why it is not the default). `force` (the
+    full rebuild) neither skips nor seeds: it clusters the graph as if for the first time.
+    Leiden itself needs the whole projection: modularity is a property of the whole graph."""
     from nara_kg.graph import communities as community_cypher
-    from nara_kg.model.community_hierarchy import build_hierarchy
+    from nara_kg.model.community_hierarchy import build_hierarchy, canonical_assignments
 
-    rows = community_cypher.projection_rows(driver, database)
-    input_digest = community_cypher.leiden_input_digest(rows)
+    digests = community_cypher.read_projection_digests(driver, database)
     known = read_json(state_path) if state_path is not None else None
-    if (
-        not force
-        and known is not None
-        and known.get("input") == input_digest
-        and known.get("graph") == community_cypher.community_state_digest(driver, database)
-    ):
+    before = community_cypher.community_state(driver, database)
+    graph_digest = community_cypher.digest_of_state(before)
+    if not force and can_skip_leiden(known, digests.projection, graph_digest):
+        assert known is not None
         remembered = dict(known["result"])
         remembered["communities_per_level"] = {
             int(level): count for level, count in remembered["communities_per_level"].items()
         }
-        return CommunityResult(**remembered, leiden_ran=False)
+        result = CommunityResult(
+            **remembered,
+            leiden_ran=False,
+            projection_digest=digests.projection,
+            content_digest=digests.content,
+        )
+        if state_path is not None:
+            write_json(
+                state_path,
+                {
+                    **known,
+                    "content": digests.content,
+                    "last_run": {"leiden_skipped": True, "communities_changed": 0},
+                },
+            )
+        return result
 
-    leiden = community_cypher.run_leiden(gds, rows)
-    hierarchy = build_hierarchy(leiden.assignments)
+    previous_hashes = {str(cid): digest for cid, digest in before["communities"]}
+    leiden = community_cypher.run_leiden(gds, seeded=seed and not force and bool(previous_hashes))
+    hierarchy = build_hierarchy(canonical_assignments(leiden.assignments))
     member_hashes = {
         c.id: hashlib.sha256(",".join(map(str, c.members)).encode()).hexdigest()[:16]
         for c in hierarchy.communities.values()
@@ -84,15 +130,38 @@ def detect_communities(
         size_distribution=dict(sizes),
         members_with_community=len(hierarchy.finest),
         write=written,
+        seeded=leiden.seeded,
+        projection_digest=digests.projection,
+        content_digest=digests.content,
+        communities_changed=changed_communities(previous_hashes, member_hashes),
+        records_touched=len(leiden.assignments),
     )
     if state_path is not None:
-        remembered = {k: v for k, v in asdict(result).items() if k not in ("write", "leiden_ran")}
+        remembered = {k: v for k, v in asdict(result).items() if k in _REMEMBERED}
         write_json(
             state_path,
             {
-                "input": input_digest,
+                "input": digests.projection,
+                "content": digests.content,
                 "graph": community_cypher.community_state_digest(driver, database),
                 "result": remembered,
+                "last_run": {
+                    "leiden_skipped": False,
+                    "seeded": result.seeded,
+                    "communities_changed": result.communities_changed,
+                },
             },
         )
     return result
+
+
+#: What a skipped run reports of the run that found its communities.
+_REMEMBERED = (
+    "nodes",
+    "relationships",
+    "levels",
+    "modularities",
+    "communities_per_level",
+    "size_distribution",
+    "members_with_community",
+)

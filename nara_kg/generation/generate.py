@@ -42,9 +42,11 @@ from nara_kg.generation.report_rows import (
     summary_embedding_text,
     top_members,
 )
+from nara_kg.generation.report_sources import can_skip_reports, report_sources_digest
 from nara_kg.generation.token_counts import remembered_token_counts
 from nara_kg.graph import reports as report_cypher
 from nara_kg.ingest.chunking import TokenCounter, TokensCounter
+from nara_kg.ingest.stages.common import read_json, write_json
 from nara_kg.model.progress import Log, quiet
 
 
@@ -71,6 +73,10 @@ class ReportRunResult:
     #: Model reports whose JSON was repaired, and those replaced by the extractive report.
     reports_repaired: int = 0
     reports_replaced: int = 0
+    #: True when the sources of every report were as the last run found them: nothing read.
+    skipped: bool = False
+    #: Records whose rows (members, mentions) were read one by one.
+    records_touched: int = 0
     per_level: Counter[int] = field(default_factory=Counter)
     preview: list[dict[str, Any]] = field(default_factory=list)
 
@@ -247,12 +253,79 @@ def generate_community_reports(
     log: Log = quiet,
     token_counts_path: Path | None = None,
     force: bool = False,
+    state_path: Path | None = None,
+    leiden_state_path: Path | None = None,
 ) -> ReportRunResult:
     """One report per community, finest level first, so that a coarser community whose members
     do not fit the budget can use its sub-communities' reports instead. With
     `token_counts_path`, the token counts of context texts are remembered there between runs
     (:mod:`nara_kg.generation.token_counts`). A community whose inputs are as its node
-    recorded keeps its report without its context being built, unless `force`."""
+    recorded keeps its report without its context being built, unless `force`.
+
+    With `state_path` and `leiden_state_path` (graph_communities' digests of the projection
+    and of its records' rows), the digest of every report's sources is remembered: a run that
+    finds it unchanged, and every report current, reads no community and builds no context
+    (`skipped`), unless `force`."""
+    sources = _sources_digest(driver, database, llm, embedder, token_budget, leiden_state_path)
+    if not force and sources is not None and state_path is not None:
+        known = read_json(state_path)
+        if can_skip_reports(
+            known, sources, report_cypher.stale_reports(driver, database, embedder.key)
+        ):
+            assert known is not None
+            return ReportRunResult(communities=int(known.get("communities", 0)), skipped=True)
+    result = _generate_with_counts(
+        driver,
+        database,
+        llm,
+        cache,
+        embedder,
+        token_budget=token_budget,
+        log=log,
+        token_counts_path=token_counts_path,
+        force=force,
+    )
+    if state_path is not None:
+        write_json(state_path, {"sources": sources, "communities": result.communities})
+    return result
+
+
+def _sources_digest(
+    driver: Driver,
+    database: str,
+    llm: LLM,
+    embedder: Embedder,
+    token_budget: int,
+    leiden_state_path: Path | None,
+) -> str | None:
+    """:func:`report_sources_digest` of the graph now; None without graph_communities' digests."""
+    from nara_kg.graph.communities import community_state_digest
+
+    leiden = read_json(leiden_state_path) if leiden_state_path is not None else None
+    if not leiden or not leiden.get("input") or not leiden.get("content"):
+        return None
+    return report_sources_digest(
+        projection=leiden["input"],
+        content=leiden["content"],
+        communities=community_state_digest(driver, database),
+        generator=describe(llm),
+        counter_key=embedder.key,
+        token_budget=token_budget,
+    )
+
+
+def _generate_with_counts(
+    driver: Driver,
+    database: str,
+    llm: LLM,
+    cache: GenerationCache | None,
+    embedder: Embedder,
+    *,
+    token_budget: int,
+    log: Log,
+    token_counts_path: Path | None,
+    force: bool,
+) -> ReportRunResult:
     if token_counts_path is None:
         return _generate_all(
             driver,
@@ -483,5 +556,6 @@ def _generate_all(
             result.summaries_encoded_early = len(texts) - len(late)
             release_free_memory()
     result.summaries_embedded = len(pending)
+    result.records_touched = len(known_members.rows)
     result.reports_repaired, result.reports_replaced = repairs.repaired, repairs.replaced
     return result

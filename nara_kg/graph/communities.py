@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from neo4j import Driver
 
-from nara_kg.graph.batches import read_all, unlogged, write_batches, write_one
+from nara_kg.graph.batches import read_all, write_batches, write_one
 from nara_kg.model.community_hierarchy import Hierarchy
 
 if TYPE_CHECKING:  # the client loads pandas: `nara-kg ask` reads reports without it
@@ -68,39 +68,42 @@ CALL {{
 }}
 WITH source, target, weight ORDER BY source.{Prop.NA_ID}, target.{Prop.NA_ID}, weight
 """
+#: Each record's level-0 community of the last run, as the number in its id: what a seeded
+#: run starts from. Ids are canonical (the smallest member's naId), so a record in none
+#: starts alone under its own naId and never joins another community by accident of
+#: numbering. Read before the ordering, so that the rows reach GDS in `_PROJECTION_ROWS`' order.
+_LEVEL_0 = f"{Label.COMMUNITY} {{{CommunityProp.LEVEL}: 0}}"
 PROJECT = (
-    _PROJECTION_ROWS
+    _PROJECTION_ROWS.replace(
+        "WITH source, target, weight ORDER BY",
+        f"""OPTIONAL MATCH (source)-[:{Rel.IN_COMMUNITY}]->(sc:{_LEVEL_0})
+OPTIONAL MATCH (target)-[:{Rel.IN_COMMUNITY}]->(tc:{_LEVEL_0})
+WITH source, target, weight,
+     coalesce(toInteger(split(sc.{CommunityProp.ID}, '-')[1]), source.{Prop.NA_ID}) AS sourceSeed,
+     coalesce(toInteger(split(tc.{CommunityProp.ID}, '-')[1]), target.{Prop.NA_ID}) AS targetSeed
+WITH source, target, weight, sourceSeed, targetSeed ORDER BY""",
+    )
     + f"""
 RETURN gds.graph.project(
     $graph_name, source, target,
-    {{sourceNodeProperties: {{naId: source.{Prop.NA_ID}}},
+    {{sourceNodeProperties: {{naId: source.{Prop.NA_ID}, seed: sourceSeed}},
       targetNodeProperties: CASE WHEN target IS NULL THEN null
-                                 ELSE {{naId: target.{Prop.NA_ID}}} END,
+                                 ELSE {{naId: target.{Prop.NA_ID}, seed: targetSeed}} END,
       relationshipProperties: CASE WHEN target IS NULL THEN null
                                    ELSE {{weight: weight}} END}},
     {{undirectedRelationshipTypes: ['*']}}
 )
 """
 )
-#: The rows the projection is made of, in its order: what Leiden would read.
-PROJECTION_INPUT = (
-    _PROJECTION_ROWS + f"RETURN collect([source.{Prop.NA_ID}, target.{Prop.NA_ID}, weight]) AS rows"
+#: The rows the projection is made of, in its order (what Leiden reads), each with its
+#: source's row hash: streamed into digests, never held whole.
+PROJECTION_STREAM = (
+    _PROJECTION_ROWS
+    + f"RETURN source.{Prop.NA_ID} AS source, target.{Prop.NA_ID} AS target, weight, "
+    f"source.{Prop.ROW_HASH} AS rowHash"
 )
-#: The same projection made from those rows once read (naIds as GDS's node ids, in the rows'
-#: order, so Leiden numbers and sees the graph exactly as `PROJECT` would make it): the
-#: traversal then runs once per run, for the digest, and not a second time to project.
-PROJECT_FROM_ROWS = """
-UNWIND $rows AS row
-WITH row[0] AS source, row[1] AS target, row[2] AS weight
-RETURN gds.graph.project(
-    $graph_name, source, target,
-    {relationshipProperties: CASE WHEN target IS NULL THEN null ELSE {weight: weight} END},
-    {undirectedRelationshipTypes: ['*']}
-) AS projection
-"""
-#: Above this many rows the projection is made by the traversal (`PROJECT`) rather than sent
-#: back as one parameter, which the server holds whole in its heap (7.4 rows per record).
-ROWS_SENT_BACK_AT_MOST = 1_000_000
+#: The GDS node property a seeded run starts from.
+SEED_PROPERTY: Final = "seed"
 
 #: The communities in the graph, their members' hashes, how many records point at one and how
 #: many communities at a parent.
@@ -174,13 +177,11 @@ COMMUNITY_SCHEMA = (
 #: The in-memory property Leiden writes each node's community ids into, finest level first.
 _LEIDEN_LEVELS: Final = "leidenLevels"
 
-#: Each projected node's naId, Leiden levels and undirected degree, in one pass. A projection
-#: made from rows has the naIds as its node ids; one made by the traversal has the store's ids
-#: and carries the naId as a property.
+#: Each projected node's naId (carried as a property: GDS numbers nodes by the store's ids),
+#: Leiden levels and undirected degree, in one pass.
 LEIDEN_ASSIGNMENTS = f"""
 CALL gds.degree.stream($graph_name) YIELD nodeId, score
-RETURN CASE WHEN $from_rows THEN nodeId
-            ELSE gds.util.nodeProperty($graph_name, nodeId, 'naId') END AS naId,
+RETURN gds.util.nodeProperty($graph_name, nodeId, 'naId') AS naId,
        gds.util.nodeProperty($graph_name, nodeId, '{_LEIDEN_LEVELS}') AS levels,
        score AS degree
 """
@@ -196,22 +197,50 @@ class LeidenResult:
     degrees: dict[int, int]
     ran_levels: int
     modularities: list[float]
+    #: Whether Leiden started from the last run's communities.
+    seeded: bool = False
 
 
 def _digest(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, separators=(",", ":")).encode()).hexdigest()
 
 
-def projection_rows(driver: Driver, database: str) -> list[list[Any]]:
-    """[source naId, target naId or None, weight], in the projection's order."""
-    rows: list[list[Any]] = read_all(driver, database, PROJECTION_INPUT)[0]["rows"]
-    return rows
+@dataclass(frozen=True)
+class ProjectionDigests:
+    """Digests of the projection Leiden runs on, made from its rows as they stream by."""
+
+    #: The rows (source, target, weight) and the configuration: equal, Leiden (deterministic,
+    #: see LEIDEN_CONFIG) can only find what it found before.
+    projection: str
+    #: Each projected record's row hash: what the reports read of their members.
+    content: str
+    rows: int
 
 
-def leiden_input_digest(rows: Sequence[Sequence[Any]]) -> str:
-    """A digest of everything Leiden's result depends on: the projection's rows and the
-    configuration (Leiden is deterministic, see LEIDEN_CONFIG)."""
-    return _digest([LEIDEN_CONFIG, rows])
+def projection_digests(rows: Iterable[Sequence[Any]]) -> ProjectionDigests:
+    """:class:`ProjectionDigests` of `rows` ([source naId, target naId or None, weight, source
+    row hash], in the projection's order), taken one by one: nothing but the two hashes is
+    held, whatever the graph's size."""
+    projection = hashlib.sha256(_digest(LEIDEN_CONFIG).encode())
+    content = hashlib.sha256()
+    count = 0
+    previous_source: Any = object()
+    for source, target, weight, row_hash in rows:
+        projection.update(f"{source},{target},{float(weight)!r}\n".encode())
+        if source != previous_source:  # rows come grouped by source
+            content.update(f"{source},{row_hash}\n".encode())
+            previous_source = source
+        count += 1
+    return ProjectionDigests(projection.hexdigest(), content.hexdigest(), count)
+
+
+def read_projection_digests(driver: Driver, database: str) -> ProjectionDigests:
+    """:func:`projection_digests` of the graph's projection, read as one stream."""
+    with driver.session(database=database, default_access_mode="READ") as session:
+        result = session.run(PROJECTION_STREAM)
+        return projection_digests(
+            (r["source"], r["target"], r["weight"], r["rowHash"]) for r in result
+        )
 
 
 def community_state(driver: Driver, database: str) -> dict[str, Any]:
@@ -221,10 +250,14 @@ def community_state(driver: Driver, database: str) -> dict[str, Any]:
     return state
 
 
+def digest_of_state(state: dict[str, Any]) -> str:
+    """A digest of a :func:`community_state`."""
+    return _digest([state["communities"], state["members"], state["parentLinks"]])
+
+
 def community_state_digest(driver: Driver, database: str) -> str:
     """A digest of the Community nodes and memberships in the graph now."""
-    state = community_state(driver, database)
-    return _digest([state["communities"], state["members"], state["parentLinks"]])
+    return digest_of_state(community_state(driver, database))
 
 
 def hierarchy_is_written(
@@ -244,32 +277,20 @@ def projection_exists(gds: GraphDataScience) -> bool:
     return bool(gds.graph.exists(GDS_PROJECTION))
 
 
-def _project(gds: GraphDataScience, rows: Sequence[Sequence[Any]] | None) -> tuple[Any, int, int]:
-    """The projection as (graph, nodes, relationships): from `rows` when given, else by the
-    traversal."""
-    if rows is None:
-        graph, projected = gds.graph.project.cypher(PROJECT, graph_name=GDS_PROJECTION)
-        return graph, projected.node_count, projected.relationship_count
-    made = gds.run_cypher(
-        PROJECT_FROM_ROWS, params=unlogged({"rows": rows, "graph_name": GDS_PROJECTION})
-    )["projection"][0]
-    return gds.graph.get(GDS_PROJECTION), made["nodeCount"], made["relationshipCount"]
+#: What GDS 2.13 raises when a seeded Leiden finds nothing to move (the seed is already a
+#: local optimum): it then has no levels to report.
+_SEED_ALREADY_OPTIMAL = "dendrogramManager"
 
 
-def run_leiden(
-    gds: GraphDataScience,
-    rows: Sequence[Sequence[Any]] | None = None,
-    *,
-    rows_sent_back_at_most: int = ROWS_SENT_BACK_AT_MOST,
-) -> LeidenResult:
-    """Project (from `rows`, the projection's rows already read, when there are not too many
-    of them; else by the traversal), cluster and drop the projection again, also when
-    anything fails."""
+def run_leiden(gds: GraphDataScience, *, seeded: bool = False) -> LeidenResult:
+    """Project (by the traversal), cluster and drop the projection again, also when anything
+    fails. `seeded`: start from the last run's level-0 communities (SEED_PROPERTY), so that
+    regions the change did not reach keep them; when GDS finds the seed already optimal it
+    reports no levels, and Leiden runs again unseeded (`LeidenResult.seeded` False)."""
     if projection_exists(gds):
         gds.graph.drop(GDS_PROJECTION)
-    if rows is not None and len(rows) > rows_sent_back_at_most:
-        rows = None
-    graph, node_count, relationship_count = _project(gds, rows)
+    graph, projected = gds.graph.project.cypher(PROJECT, graph_name=GDS_PROJECTION)
+    node_count, relationship_count = projected.node_count, projected.relationship_count
     try:
         if relationship_count == 0:
             # Leiden needs edges; with none every record is its own singleton community.
@@ -277,11 +298,22 @@ def run_leiden(
         # Leiden runs once, into the projection, and one query reads its levels, the naIds and
         # the degrees back: streaming each (and running `stats` for the levels) cost three
         # times as much, most of it turning rows into data frames.
-        mutated = gds.leiden.mutate(graph, mutate_property=_LEIDEN_LEVELS, **LEIDEN_CONFIG)
-        found = gds.run_cypher(
-            LEIDEN_ASSIGNMENTS,
-            params={"graph_name": GDS_PROJECTION, "from_rows": rows is not None},
-        )
+        mutated = None
+        if seeded:
+            try:
+                mutated = gds.leiden.mutate(
+                    graph,
+                    mutate_property=_LEIDEN_LEVELS,
+                    seed_property=SEED_PROPERTY,
+                    **LEIDEN_CONFIG,
+                )
+            except Exception as error:  # the client wraps the server's error as it likes
+                if _SEED_ALREADY_OPTIMAL not in str(error):
+                    raise
+                seeded = False
+        if mutated is None:
+            mutated = gds.leiden.mutate(graph, mutate_property=_LEIDEN_LEVELS, **LEIDEN_CONFIG)
+        found = gds.run_cypher(LEIDEN_ASSIGNMENTS, params={"graph_name": GDS_PROJECTION})
         return LeidenResult(
             nodes=node_count,
             relationships=relationship_count,
@@ -295,6 +327,7 @@ def run_leiden(
             },
             ran_levels=int(mutated.ran_levels),
             modularities=[float(m) for m in mutated.modularities],
+            seeded=seeded,
         )
     finally:
         gds.graph.drop(graph)

@@ -145,6 +145,14 @@ CALL db.create.setNodeVectorProperty(c, '{_C.SUMMARY_EMBEDDING}', row.vector)
 SET c.{_C.SUMMARY_EMBEDDING_KEY} = row.key
 """
 
+#: Communities with no report, or whose summary vector is not of their report and this model.
+STALE_REPORTS = f"""
+MATCH (c:{Label.COMMUNITY})
+WHERE c.{_C.REPORT} IS NULL OR c.{_C.SUMMARY_EMBEDDING_KEY} IS NULL
+   OR c.{_C.SUMMARY_EMBEDDING_KEY} <> $model + '|' + c.{_C.REPORT_CONTEXT_KEY}
+RETURN count(c) AS stale
+"""
+
 REPORTS_OF_LEVEL = f"""
 MATCH (c:{Label.COMMUNITY})
 WHERE c.{_C.REPORT} IS NOT NULL AND ($level IS NULL OR c.{_C.LEVEL} = $level)
@@ -174,6 +182,11 @@ LEVELS = (
 
 def communities(driver: Driver, database: str) -> Sequence[dict[str, Any]]:
     return read_values(driver, database, COMMUNITIES)
+
+
+def stale_reports(driver: Driver, database: str, model_key: str) -> int:
+    """How many communities lack a report, or a summary vector of it made by `model_key`."""
+    return int(read_values(driver, database, STALE_REPORTS, model=model_key)[0]["stale"])
 
 
 def members(driver: Driver, database: str, community_id: str) -> Sequence[dict[str, Any]]:

@@ -115,6 +115,11 @@ class WorkLayout:
         return self.root / "graph-state" / "work-folder.json"
 
     @property
+    def report_state(self) -> Path:
+        """The digest of the sources community_reports last made every report from."""
+        return self.root / "graph-state" / "reports.json"
+
+    @property
     def leiden_state(self) -> Path:
         """What graph_communities last read and wrote (digests) and the result it reported."""
         return self.root / "graph-state" / "leiden.json"

@@ -45,6 +45,27 @@ class Hierarchy:
         )
 
 
+def canonical_assignments(
+    assignments: Iterable[tuple[int, Sequence[int]]],
+) -> list[tuple[int, list[int]]]:
+    """`assignments` with each level's community ids replaced by the smallest naId among the
+    community's members. GDS numbers communities by its internal node order (or, seeded, by
+    the seed values), so the same partition can come back under other numbers; named by a
+    member, a community has the same id whichever run found it, and one whose members did not
+    change keeps its id (and its report)."""
+    listed = [(na_id, list(ids)) for na_id, ids in assignments]
+    smallest: dict[tuple[int, int], int] = {}
+    for na_id, ids in listed:
+        for level, cid in enumerate(ids):
+            key = (level, int(cid))
+            if key not in smallest or na_id < smallest[key]:
+                smallest[key] = na_id
+    return [
+        (na_id, [smallest[(level, int(cid))] for level, cid in enumerate(ids)])
+        for na_id, ids in listed
+    ]
+
+
 def build_hierarchy(
     assignments: Iterable[tuple[int, Sequence[int]]], *, min_size: int = 2
 ) -> Hierarchy:

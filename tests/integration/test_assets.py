@@ -175,14 +175,12 @@ def test_second_run_changes_nothing(built: dict[str, Any]) -> None:
         assert meta["added"] == 0 and meta["removed"] == 0, asset
     communities = metadata_of(second, "graph_communities")
     assert (communities["membership_added"], communities["membership_removed"]) == (0, 0)
+    assert communities["leiden_skipped"] is True and communities["records_touched"] == 0
     reports = metadata_of(second, "community_reports")
     assert reports["generated"] == reports["cached"] == 0
-    # Every report stands on unchanged inputs, without its context being built again.
-    assert (
-        reports["unchanged_inputs"] + reports["copied_from_sub_community"]
-        == reports["communities"]
-        > 0
-    )
+    # Every report's sources are as the first run found them: no community is even read.
+    assert reports["reports_skipped"] is True and reports["communities"] > 0
+    assert reports["contexts_rebuilt"] == reports["records_touched"] == 0
     assert reports["summaries_embedded"] == 0
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from nara_kg.build import communities as build_communities
-from nara_kg.graph.communities import projection_exists, projection_rows, run_leiden
+from nara_kg.graph.communities import projection_exists, read_projection_digests
 from tests.graph_helpers import scalar, wipe
 
 pytestmark = pytest.mark.integration
@@ -96,9 +96,7 @@ def test_reproducible_and_idempotent(neo4j_driver: Any, gds: Any) -> None:
     assert again.write["added"] == 0 and again.write["removed"] == 0
 
 
-def test_the_projection_from_the_rows_read_equals_the_traversal(
-    neo4j_driver: Any, gds: Any
-) -> None:
+def test_the_projection_digest_follows_its_rows_and_weights(neo4j_driver: Any) -> None:
     make_graph(neo4j_driver)
     # A weighted edge too: authority 2000 named three times in a chunk of record 3.
     neo4j_driver.execute_query(
@@ -106,17 +104,45 @@ def test_the_projection_from_the_rows_read_equals_the_traversal(
         "CREATE (r2:Chunk {naId: 3, chunkId: '3-1', chunkSeqId: 1}) "
         "CREATE (a)-[:MENTIONED_IN {count: 3}]->(r2)"
     )
-    rows = projection_rows(neo4j_driver, "neo4j")
-    assert [3, 2000, 3.0] in rows or [2000, 3, 3.0] in rows
-    from_rows = run_leiden(gds, rows)
-    traversed = run_leiden(gds, rows, rows_sent_back_at_most=len(rows) - 1)
-    assert (from_rows.nodes, from_rows.relationships) == (13, traversed.relationships)
-    assert traversed.nodes == 13
-    assert sorted(from_rows.assignments) == sorted(traversed.assignments)
-    assert from_rows.degrees == traversed.degrees
-    assert from_rows.degrees[3] == traversed.degrees[3] == 3  # series, subject, the mention
-    assert from_rows.modularities == traversed.modularities
+    first = read_projection_digests(neo4j_driver, "neo4j")
+    # 13 first chunks; the isolated record's row has no target.
+    assert first.rows >= 13
+    assert read_projection_digests(neo4j_driver, "neo4j") == first
+    # A row's text is content, not projection.
+    neo4j_driver.execute_query("MATCH (c:Chunk {naId: 3}) SET c.rowHash = 'edited'")
+    edited = read_projection_digests(neo4j_driver, "neo4j")
+    assert edited.projection == first.projection and edited.content != first.content
+    # A mention's count is an edge's weight.
+    neo4j_driver.execute_query("MATCH ()-[m:MENTIONED_IN]->() SET m.count = 4")
+    weighed = read_projection_digests(neo4j_driver, "neo4j")
+    assert weighed.projection != first.projection and weighed.rows == first.rows
+
+
+def test_ids_are_canonical_and_a_seeded_run_keeps_the_regions_a_change_did_not_reach(
+    neo4j_driver: Any, gds: Any
+) -> None:
+    make_graph(neo4j_driver)
+    full = build_communities.detect_communities(neo4j_driver, "neo4j", gds, force=True)
+    assert not full.seeded
+    members = membership(neo4j_driver)
+    # Named by the smallest member: group A's finest community is 0-1, group B's 0-11.
+    assert members[3] == "0-1" and members[13] == "0-11"
+    # Record 99 joins group B: Leiden starts from the communities it found.
+    neo4j_driver.execute_query(
+        "MATCH (a:Chunk {naId: 2000}), (b:Chunk {naId: 99}) CREATE (a)-[:subject]->(b)"
+    )
+    seeded = build_communities.detect_communities(neo4j_driver, "neo4j", gds, seed=True)
+    assert seeded.seeded and seeded.leiden_ran
+    after = membership(neo4j_driver)
+    assert after[99] == after[13] == "0-11"
+    assert {n: after[n] for n in GROUP_A} == {n: members[n] for n in GROUP_A}
+    assert seeded.communities_changed >= 1
+    assert seeded.records_touched == 13
     assert not projection_exists(gds)
+    # Seeding is asked for.
+    neo4j_driver.execute_query("MATCH (:Chunk {naId: 99})<-[r:subject]-() DELETE r")
+    unseeded = build_communities.detect_communities(neo4j_driver, "neo4j", gds)
+    assert unseeded.leiden_ran and not unseeded.seeded
 
 
 class LeidenFails:

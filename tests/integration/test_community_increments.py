@@ -1,0 +1,122 @@
+"""The community steps cost what changed: an unchanged projection skips Leiden and every
+report context; a changed one seeds Leiden from the last communities, and the communities the
+change did not reach keep their ids and their reports."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from graph_assets.common import RECORDS_TOUCHED
+from nara_kg.demo import generate_demo_data
+from tests.graph_helpers import metadata_of
+
+pytestmark = pytest.mark.integration
+
+
+def communities(driver: Any) -> dict[str, dict[str, Any]]:
+    records, _, _ = driver.execute_query(
+        "MATCH (c:Community) OPTIONAL MATCH (m:Chunk)-[:IN_COMMUNITY]->(c) "
+        "RETURN c.id AS id, c.memberHash AS memberHash, c.report AS report, "
+        "c.reportContextKey AS contextKey, collect(m.naId) AS members"
+    )
+    return {r["id"]: {**r.data(), "members": sorted(r["members"])} for r in records}
+
+
+def delete_one_member(data: Path, members: set[int]) -> int:
+    """Delete, from its file, one item record that is a member of a level-0 community."""
+    for path in sorted(data.rglob("*.jsonl")):
+        lines = path.read_text().splitlines()
+        for i, line in enumerate(lines):
+            record = json.loads(line)["record"]
+            if record.get("levelOfDescription") == "item" and record["naId"] in members:
+                del lines[i]
+                path.write_text("\n".join(lines) + "\n")
+                return int(record["naId"])
+    raise AssertionError("no item record in a community")
+
+
+def test_unchanged_projection_skips_leiden_and_reports_and_a_change_seeds_leiden(
+    graph_builder: Any, neo4j_driver: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = tmp_path / "data"
+    generate_demo_data(data, records=120, seed=21)
+    graph_builder(data, tmp_path / "work", wipe_first=True)
+    first = communities(neo4j_driver)
+    assert first
+
+    # Nothing changed: no Leiden, no community read, no context built.
+    again = graph_builder(data, tmp_path / "work")
+    leiden = metadata_of(again, "graph_communities")
+    assert leiden["leiden_skipped"] is True and leiden["seeded"] is False
+    assert leiden[RECORDS_TOUCHED] == 0 and leiden["communities_changed"] == 0
+    assert leiden["projection_digest"]
+    reports = metadata_of(again, "community_reports")
+    assert reports["reports_skipped"] is True and reports["leiden_skipped"] is True
+    assert reports["contexts_rebuilt"] == reports["reports_regenerated"] == 0
+    assert reports[RECORDS_TOUCHED] == 0
+    assert reports["projection_digest"] == leiden["projection_digest"]
+    assert communities(neo4j_driver) == first
+
+    # One record gone: the projection changed, Leiden starts from the communities it found.
+    finest = {
+        cid: set(c["members"]) for cid, c in first.items() if cid.startswith("0-") and c["members"]
+    }
+    deleted = delete_one_member(data, set().union(*finest.values()))
+    monkeypatch.setenv("NARA_KG_LEIDEN_SEEDED", "1")
+    changed = graph_builder(data, tmp_path / "work")
+    leiden = metadata_of(changed, "graph_communities")
+    assert leiden["leiden_skipped"] is False and leiden["seeded"] is True
+    assert leiden[RECORDS_TOUCHED] > 0 and leiden["communities_changed"] >= 1
+    after = communities(neo4j_driver)
+    # Most level-0 communities away from the deleted record keep their ids and members (not
+    # all: one record fewer changes every modularity gain a little, and Leiden moves some).
+    untouched = [cid for cid, members in finest.items() if deleted not in members]
+    kept = [cid for cid in untouched if cid in after and set(after[cid]["members"]) == finest[cid]]
+    assert 2 * len(kept) >= len(untouched) > 0
+    # Their reports stand: only the communities whose members changed get a new context.
+    reports = metadata_of(changed, "community_reports")
+    assert reports["reports_skipped"] is False and reports["seeded"] is True
+    assert 1 <= reports["contexts_rebuilt"] < len(after)
+    assert reports["reports_regenerated"] <= reports["contexts_rebuilt"]
+    same_members = [
+        cid
+        for cid in after
+        if cid in first and first[cid]["memberHash"] == after[cid]["memberHash"]
+    ]
+    unchanged_reports = [
+        cid
+        for cid in same_members
+        if (after[cid]["report"], after[cid]["contextKey"])
+        == (first[cid]["report"], first[cid]["contextKey"])
+    ]
+    assert len(unchanged_reports) >= len(kept)
+
+
+def test_unseeded_leiden_keeps_the_ids_of_the_communities_a_change_did_not_reach(
+    graph_builder: Any, neo4j_driver: Any, tmp_path: Path
+) -> None:
+    """The default (seeding off): Leiden is deterministic and ids are named by a member, so the
+    communities one deleted record did not reach come back with their ids, members and
+    reports, as a full build would give them."""
+    data = tmp_path / "data"
+    generate_demo_data(data, records=120, seed=21)
+    graph_builder(data, tmp_path / "work", wipe_first=True)
+    first = communities(neo4j_driver)
+    finest = {
+        cid: set(c["members"]) for cid, c in first.items() if cid.startswith("0-") and c["members"]
+    }
+    deleted = delete_one_member(data, set().union(*finest.values()))
+    changed = graph_builder(data, tmp_path / "work")
+    assert metadata_of(changed, "graph_communities")["seeded"] is False
+    after = communities(neo4j_driver)
+    untouched = [cid for cid, members in finest.items() if deleted not in members]
+    assert untouched
+    for cid in untouched:
+        assert set(after[cid]["members"]) == finest[cid], cid
+        assert after[cid]["report"] == first[cid]["report"], cid
+    reports = metadata_of(changed, "community_reports")
+    assert 1 <= reports["contexts_rebuilt"] <= len(after) - len(untouched)
