@@ -158,7 +158,8 @@ def _ensure_server() -> None:
     is_flag=True,
     help=(
         "When the local Neo4j's database is empty, load the graph with neo4j-admin database "
-        "import (the server is stopped and restarted) instead of the writers."
+        "import (the server is stopped and restarted) instead of the writers. Not with --full, "
+        "whose writers rewrite every node whatever the graph holds."
     ),
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON summary.")
@@ -180,6 +181,9 @@ def build(
 
     from nara_kg.app.launch import build as launch_build
     from nara_kg.app.locking import build_lock
+
+    if bulk_first_load and full:
+        raise click.UsageError("--bulk-first-load loads an empty graph; --full rewrites it")
 
     with cli_resources() as r:
         data = (data_dir or r.paths.data_path).resolve()
