@@ -34,11 +34,8 @@ def _launch(
 
     monkeypatch.setattr(launch, "_parallel_file_runs", files)
     monkeypatch.setattr(launch, "_execute", execute)
-    outcome = launch.build(
-        tmp_path,
-        None,
-        before_graph_nodes=lambda: calls.append("bulk"),  # type: ignore[arg-type]
-    )
+    instance: Any = None  # the stand-ins above never touch it
+    outcome = launch.build(tmp_path, instance, before_graph_nodes=lambda: calls.append("bulk"))
     assert outcome == "outcome"
     return calls
 
