@@ -25,7 +25,7 @@ from typing import Any
 
 import dagster as dg
 
-from graph_assets import FILE_SPECS, GRAPH_WIDE_ASSETS, retrieval_evaluation
+from graph_assets import FILE_SPECS, GRAPH_WIDE_ASSETS, record_selection, retrieval_evaluation
 from graph_assets.common import plain_metadata
 from graph_assets.file_metadata import run_totals
 from graph_assets.partitions import FULL, REBUILD_TAG, PartitionSync, input_files
@@ -90,7 +90,10 @@ def build(
     follow_external_links: bool = False,
     log: Log = quiet,
     extra_tags: dict[str, str] | None = None,
+    before_graph_nodes: Callable[[], object] | None = None,
 ) -> BuildOutcome:
+    """With `before_graph_nodes` (the first load's bulk import), the per-file stages and
+    `record_selection` run first, then it, then the rest of the graph-wide stages."""
     started = time.perf_counter()
     for run_id in fail_orphaned_runs(instance):
         log(f"run {run_id} was left STARTED by a build that died: marked failed")
@@ -111,13 +114,19 @@ def build(
     }
     job_name = KG_FULL_REBUILD if full else KG_INCREMENTAL
     config = run_config(data_dir)
-    if parallel > 1 and len(keys) > 1:
+    if (parallel > 1 and len(keys) > 1) or before_graph_nodes is not None:
         ranges = split_ranges(keys, parallel)
         log(f"per-file stages: {len(keys)} files in {len(ranges)} parallel runs")
         if not _parallel_file_runs(ranges, tags, config, log):
             return _outcome(instance, build_id, sync, started)
         # The graph-wide stages once, over every file.
         selection = [a.key for a in [*GRAPH_WIDE_ASSETS, retrieval_evaluation]]
+        if before_graph_nodes is not None:
+            first = [record_selection.key]
+            if not _execute(job_name, instance, config, tags, asset_selection=first):
+                return _outcome(instance, build_id, sync, started)
+            before_graph_nodes()
+            selection.remove(record_selection.key)
         _execute(job_name, instance, config, tags, asset_selection=selection)
     else:
         log(f"{job_name}: {len(keys)} files in one run")
@@ -163,7 +172,7 @@ def _execute(
     config: dict[str, Any],
     tags: dict[str, str],
     asset_selection: list[dg.AssetKey] | None = None,
-) -> None:
+) -> bool:
     job = dg.reconstructable(_JOB_FACTORIES[job_name])
     try:
         with dg.execute_job(
@@ -174,7 +183,7 @@ def _execute(
             raise_on_error=False,
             asset_selection=asset_selection,
         ) as result:
-            result.success  # noqa: B018 - the outcome is read from the instance afterwards
+            return result.success
     finally:
         stop_step_forkserver()
 

@@ -40,6 +40,18 @@ NODES_CONCERN = "chunk-nodes"
 _SNAPSHOT_ID, _SNAPSHOT_HASH = "chunkId", "rowHash"
 
 
+#: The chunk-row columns a chunk node is made from.
+NODE_COLUMNS = [Col.CHUNK_ID, Col.NODE_TYPE, Col.EMBED, Col.PROPS, Col.ROW_HASH]
+
+
+def node_properties(row: dict[str, Any]) -> dict[str, Any]:
+    """A chunk node's properties from its chunk row (:data:`NODE_COLUMNS`): what every writer of
+    chunk nodes (this one, the first-load bulk import) gives the node."""
+    props: dict[str, Any] = json.loads(row[Col.PROPS])
+    props[Prop.ROW_HASH] = row[Col.ROW_HASH]
+    return props
+
+
 def _existing(
     driver: Driver, database: str, synced: sync_state.SyncedSet, *, trust_snapshot: bool
 ) -> tuple[dict[str, str | None], str]:
@@ -73,7 +85,6 @@ def sync_nodes(
     pending: dict[str, list[dict[str, Any]]] = {}
     flush_at = 2_000
     started = time.monotonic()
-    columns = [Col.CHUNK_ID, Col.NODE_TYPE, Col.EMBED, Col.PROPS, Col.ROW_HASH]
     # One batch is written while the next is read and decoded: Python waited on Neo4j for each
     # batch, and Neo4j on Python for the next. At most one write is in flight, and all have
     # landed before the stale nodes are deleted and the snapshot is committed.
@@ -97,14 +108,13 @@ def sync_nodes(
                 result.written += len(rows)
                 result.written_by_type[node_type] += len(rows)
 
-        for row in iter_chunks(layout, columns):
+        for row in iter_chunks(layout, NODE_COLUMNS):
             result.desired += 1
             desired[row[Col.CHUNK_ID]] = row[Col.ROW_HASH]
             if not rewrite_all and existing.get(row[Col.CHUNK_ID]) == row[Col.ROW_HASH]:
                 result.unchanged += 1
                 continue
-            props = json.loads(row[Col.PROPS])
-            props[Prop.ROW_HASH] = row[Col.ROW_HASH]
+            props = node_properties(row)
             if props[Prop.CHUNK_SEQ_ID] == 0:
                 result.records_written += 1
             batch = pending.setdefault(row[Col.NODE_TYPE], [])

@@ -11,7 +11,27 @@ from nara_kg.ingest.layout import WorkLayout
 from nara_kg.ingest.stages.chunks import record_links
 from nara_kg.ingest.stages.record_selection import read_aliases
 from nara_kg.model import edges as edge_rules
+from nara_kg.model.edges import Edge, RecordLinks
 from nara_kg.model.schema import AUTHORITY_RELATIONSHIPS, Rel
+
+
+def desired_next(links: list[RecordLinks]) -> set[Edge]:
+    """The `Next` relationships the record links call for (each writer's desired set is shared
+    with the first-load bulk import, :mod:`nara_kg.build.bulk_import`)."""
+    return edge_rules.next_edges(links)
+
+
+def desired_includes(links: list[RecordLinks]) -> tuple[set[Edge], list[list[int]]]:
+    """The `Includes` relationships, and the ancestor cycles broken to build them."""
+    present = {link.na_id for link in links}
+    _, cycles = edge_rules.break_cycles(edge_rules.parent_links(links, present))
+    return edge_rules.includes_edges(links, present), cycles
+
+
+def desired_authorities(links: list[RecordLinks], layout: WorkLayout) -> dict[Rel, set[Edge]]:
+    """Each authority relationship type's desired set."""
+    present = {link.na_id for link in links}
+    return edge_rules.authority_edges(links, present, read_aliases(layout))
 
 
 def sync_next(
@@ -21,7 +41,7 @@ def sync_next(
         driver,
         database,
         Rel.NEXT,
-        edge_rules.next_edges(record_links(layout)),
+        desired_next(record_links(layout)),
         layout,
         trust_snapshot=trust_snapshot,
     )
@@ -31,14 +51,12 @@ def sync_includes(
     driver: Driver, database: str, layout: WorkLayout, *, trust_snapshot: bool = True
 ) -> tuple[SyncResult, list[list[int]]]:
     """Includes by difference, and the ancestor cycles that were broken to build it."""
-    links = record_links(layout)
-    present = {link.na_id for link in links}
-    _, cycles = edge_rules.break_cycles(edge_rules.parent_links(links, present))
+    desired, cycles = desired_includes(record_links(layout))
     synced = sync_edges(
         driver,
         database,
         Rel.INCLUDES,
-        edge_rules.includes_edges(links, present),
+        desired,
         layout,
         trust_snapshot=trust_snapshot,
     )
@@ -48,9 +66,7 @@ def sync_includes(
 def sync_authorities(
     driver: Driver, database: str, layout: WorkLayout, *, trust_snapshot: bool = True
 ) -> list[SyncResult]:
-    links = record_links(layout)
-    present = {link.na_id for link in links}
-    desired = edge_rules.authority_edges(links, present, read_aliases(layout))
+    desired = desired_authorities(record_links(layout), layout)
     return [
         sync_edges(driver, database, rel, desired[rel], layout, trust_snapshot=trust_snapshot)
         for rel in AUTHORITY_RELATIONSHIPS

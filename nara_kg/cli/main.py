@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -161,8 +162,24 @@ def _ensure_server() -> None:
     show_default=True,
     help="Seconds to wait for a build already running on the same work folder (0: refuse).",
 )
+@click.option(
+    "--bulk-first-load",
+    is_flag=True,
+    help=(
+        "When the local Neo4j's database is empty, load the graph with neo4j-admin database "
+        "import (the server is stopped and restarted) instead of the writers. Not with --full, "
+        "whose writers rewrite every node whatever the graph holds."
+    ),
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON summary.")
-def build(data_dir: Path | None, full: bool, parallel: int, wait_s: float, as_json: bool) -> None:
+def build(
+    data_dir: Path | None,
+    full: bool,
+    parallel: int,
+    wait_s: float,
+    bulk_first_load: bool,
+    as_json: bool,
+) -> None:
     """Run the knowledge-graph job over every input file (the jobs the UI shows).
 
     `kg_incremental` (unchanged files, chunks and relationships are skipped) or, with --full,
@@ -174,11 +191,26 @@ def build(data_dir: Path | None, full: bool, parallel: int, wait_s: float, as_js
     from nara_kg.app.launch import build as launch_build
     from nara_kg.app.locking import build_lock
 
+    if bulk_first_load and full:
+        raise click.UsageError("--bulk-first-load loads an empty graph; --full rewrites it")
+
     with cli_resources() as r:
         data = (data_dir or r.paths.data_path).resolve()
         work, follow = r.paths.layout.root, r.paths.follow_external_links
+        layout = r.paths.layout
     _dagster_home()
     _ensure_server()
+    bulk: dict[str, Any] = {}
+
+    def bulk_load() -> None:
+        from nara_kg.build.bulk_import import first_load
+        from nara_kg.settings import neo4j_home
+
+        result = first_load(
+            Neo4jSettings.from_env(), neo4j_home(), layout, log=lambda m: click.echo(m, err=True)
+        )
+        bulk.update(dataclasses.asdict(result))
+
     with (
         build_lock(work, wait_s=wait_s, command=" ".join(sys.argv)),
         dg.DagsterInstance.get() as instance,
@@ -190,6 +222,7 @@ def build(data_dir: Path | None, full: bool, parallel: int, wait_s: float, as_js
             parallel=parallel,
             follow_external_links=follow,
             log=lambda message: click.echo(message, err=True),
+            before_graph_nodes=bulk_load if bulk_first_load else None,
         )
     parsed = outcome.assets.get("parsed_records", {})
     selection = outcome.assets.get("record_selection", {})
@@ -215,6 +248,7 @@ def build(data_dir: Path | None, full: bool, parallel: int, wait_s: float, as_js
         "lines_rejected": selection.get("lines_rejected", 0),
         "rejects_path": selection.get("rejects_path"),
         "checks_failed": outcome.checks_failed,
+        "bulk_first_load": bulk or None,
         "assets": {
             asset: {
                 key: value
