@@ -17,7 +17,7 @@ from nara_kg.model.schema import AUTHORITY_RELATIONSHIPS, Rel
 
 def desired_next(links: list[RecordLinks]) -> set[Edge]:
     """The `Next` relationships the record links call for (each writer's desired set is shared
-    with the first-load bulk import, :mod:`nara_kg.build.bulk_import`)."""
+    with the first-load bulk import, :mod:`nara_kg.devserver.bulk_load`)."""
     return edge_rules.next_edges(links)
 
 

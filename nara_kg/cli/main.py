@@ -203,7 +203,7 @@ def build(
     bulk: dict[str, Any] = {}
 
     def bulk_load() -> None:
-        from nara_kg.build.bulk_import import first_load
+        from nara_kg.devserver.bulk_load import first_load
         from nara_kg.settings import neo4j_home
 
         result = first_load(

@@ -17,10 +17,10 @@ import dagster as dg
 import pytest
 
 from graph_assets import ALL_ASSETS, record_selection
-from nara_kg.build.bulk_import import first_load, import_dir
 from nara_kg.demo import generate_demo_data
 from nara_kg.devserver import process
 from nara_kg.devserver.assembly import is_assembled
+from nara_kg.devserver.bulk_load import first_load, import_dir
 from nara_kg.graph.connection import open_driver
 from nara_kg.graph.fingerprint import graph_fingerprint
 from nara_kg.ingest.layout import WorkLayout

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from nara_kg.build.bulk_import import first_load
 from nara_kg.build.import_files import (
     ARRAY_DELIMITER,
     ImportUnsupported,
@@ -18,6 +17,7 @@ from nara_kg.build.import_files import (
     write_relationship_file,
 )
 from nara_kg.devserver.admin_import import import_command
+from nara_kg.devserver.bulk_load import first_load
 from nara_kg.ingest.layout import WorkLayout
 from nara_kg.settings import Neo4jSettings
 

@@ -30,7 +30,6 @@ from nara_kg.build.import_files import (
     write_node_file,
     write_relationship_file,
 )
-from nara_kg.build.progress import Log, quiet
 from nara_kg.devserver import process as neo4j_server
 from nara_kg.devserver.admin_import import import_database
 from nara_kg.graph.connection import open_driver
@@ -39,6 +38,7 @@ from nara_kg.graph.nodes import ensure_node_schema
 from nara_kg.ingest.layout import WorkLayout
 from nara_kg.ingest.stages.chunks import record_links
 from nara_kg.model.edges import Edge
+from nara_kg.model.progress import Log, quiet
 from nara_kg.model.schema import AUTHORITY_RELATIONSHIPS, Rel
 from nara_kg.settings import Neo4jSettings
 
