@@ -290,16 +290,9 @@ def timed_build(
     summary = json.loads(out_path.read_text(encoding="utf-8"))
     rusage = json.loads(rusage_path.read_text(encoding="utf-8"))
     run_ids = summary["run_ids"]
-    os.environ["DAGSTER_HOME"], previous = str(dagster_home), os.environ.get("DAGSTER_HOME")
-    try:
-        with dg.DagsterInstance.get() as instance:
-            steps = step_figures(instance, run_ids)
-            touched = records_touched(instance, run_ids)
-    finally:
-        if previous is None:
-            os.environ.pop("DAGSTER_HOME", None)
-        else:
-            os.environ["DAGSTER_HOME"] = previous
+    with dg.DagsterInstance.from_config(str(dagster_home)) as instance:
+        steps = step_figures(instance, run_ids)
+        touched = records_touched(instance, run_ids)
     return {
         "wall_seconds": round(wall, 3),
         "build_seconds": summary.get("seconds"),

@@ -145,7 +145,8 @@ def build(
     }
     job_name = KG_FULL_REBUILD if full else KG_INCREMENTAL
     config = run_config(data_dir)
-    targets = keys if files is None else [key for key in keys if key in set(files)]
+    wanted = set(keys if files is None else files)
+    targets = [key for key in keys if key in wanted]
     graph_wide = [a.key for a in [*GRAPH_WIDE_ASSETS, retrieval_evaluation]]
     if not targets:
         log(f"{job_name}: no file changed; the graph-wide stages only")
