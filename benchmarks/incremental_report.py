@@ -86,6 +86,8 @@ def steps_table(runs: Sequence[dict[str, Any]], mode: str) -> list[str]:
     for run in runs:
         for step, seconds in (run["builds"].get(mode) or {}).get("steps", {}).items():
             steps[step] = max(steps.get(step, 0.0), seconds)
+    if not steps:
+        return ["_no step ran: the build launched no run._"]
     header = ["step", *(f"N = {run['records']:,}" for run in runs)]
     rows = []
     for step in sorted(steps, key=lambda s: -steps[s]):

@@ -139,6 +139,10 @@ def test_report_tables() -> None:
     assert "| graph_nodes | 10.00 (1,000) | 100.00 (10,000) |" in text
     assert "| 1,000→10,000 | full (`--full`) | 1.00 |" in text
     assert "edit of 1 records (0.010%) in `f.jsonl`" in text
+    result = _result()
+    for run in result["runs"]:
+        run["builds"]["no_change"]["steps"] = {}
+    assert "_no step ran: the build launched no run._" in markdown_incremental_report(result)
 
 
 def test_section_is_added_once_then_replaced(tmp_path: Path) -> None:
