@@ -6,6 +6,11 @@ the runs, partitions and metadata. With `parallel` > 1 the per-file stages first
 many concurrent `kg_file_stages` runs (each `dagster job execute` over a range of partitions,
 on the multiprocess executor; Dagster's pools keep the model and Neo4j from oversubscription),
 then the graph-wide stages run once. The data folder travels as run config of `paths`.
+
+Given the work folder, an incremental build first compares the inputs with those of the last
+build that succeeded (:mod:`nara_kg.app.build_state`): nothing changed, it launches no run;
+some files changed, their per-file stages run (not every partition's) and then the graph-wide
+stages. `full` always runs everything.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from graph_assets.file_metadata import run_totals
 from graph_assets.partitions import FULL, REBUILD_TAG, PartitionSync, input_files
 from graph_assets.partitions import sync_file_partitions as sync_partitions
 from jobs import CODE_LOCATION_MODULE, KG_FILE_STAGES, KG_FULL_REBUILD, KG_INCREMENTAL
-from nara_kg.app import definitions
+from nara_kg.app import build_state, definitions
 from nara_kg.model.progress import Log, quiet
 from nara_kg.settings import PROJECT_ROOT
 from schedules import RANGE_END, RANGE_START
@@ -61,6 +66,8 @@ class BuildOutcome:
     assets: dict[str, dict[str, Any]] = field(default_factory=dict)
     checks_failed: list[str] = field(default_factory=list)
     failed_steps: list[str] = field(default_factory=list)
+    #: Nothing changed since the build of these runs: no run was launched.
+    up_to_date_since: list[str] | None = None
 
 
 def run_config(data_dir: Path) -> dict[str, Any]:
@@ -90,9 +97,12 @@ def build(
     follow_external_links: bool = False,
     log: Log = quiet,
     extra_tags: dict[str, str] | None = None,
+    work_dir: Path | None = None,
     before_graph_nodes: Callable[[], object] | None = None,
 ) -> BuildOutcome:
-    """With `before_graph_nodes` (the first load's bulk import), the per-file stages and
+    """Run the build. With `work_dir`, an incremental build launches only what changed since
+    the last successful build recorded there (see the module's docstring). With
+    `before_graph_nodes` (the first load's bulk import), the per-file stages and
     `record_selection` run first, then it, then the rest of the graph-wide stages."""
     started = time.perf_counter()
     for run_id in fail_orphaned_runs(instance):
@@ -103,6 +113,26 @@ def build(
     keys = list(input_files.get_partition_keys(dynamic_partitions_store=instance))
     if not keys:
         raise FileNotFoundError(f"no input files (.jsonl, .jsonl.gz, .zip) under {data_dir}")
+    state_path = work_dir / build_state.STATE_FILE if work_dir is not None else None
+    current = _current_state(instance, data_dir, keys) if state_path is not None else None
+    files: list[str] | None = None
+    if state_path is not None and current is not None:
+        previous = None if full else build_state.load(state_path)
+        plan = build_state.plan(previous, current, runs_in_flight=_runs_in_flight(instance))
+        if plan.up_to_date and previous is not None:
+            log(f"{plan.reason} (runs {', '.join(previous.run_ids)}): no run launched")
+            return BuildOutcome(
+                success=True,
+                run_ids=[],
+                partitions=sync,
+                seconds=round(time.perf_counter() - started, 3),
+                up_to_date_since=previous.run_ids,
+            )
+        if not full:
+            log(f"incremental build: {plan.reason}")
+        files = plan.files
+        # A build that fails or is killed from here on leaves no record: the next one runs all.
+        state_path.unlink(missing_ok=True)
     build_id = uuid.uuid4().hex[:12]
     tags = {
         "dagster/from": "nara-kg build",
@@ -114,24 +144,100 @@ def build(
     }
     job_name = KG_FULL_REBUILD if full else KG_INCREMENTAL
     config = run_config(data_dir)
-    if (parallel > 1 and len(keys) > 1) or before_graph_nodes is not None:
-        ranges = split_ranges(keys, parallel)
-        log(f"per-file stages: {len(keys)} files in {len(ranges)} parallel runs")
+    wanted = set(keys if files is None else files)
+    targets = [key for key in keys if key in wanted]
+    graph_wide = [a.key for a in [*GRAPH_WIDE_ASSETS, retrieval_evaluation]]
+    if not targets:
+        log(f"{job_name}: no file changed; the graph-wide stages only")
+        _execute(job_name, instance, config, tags, asset_selection=graph_wide)
+    elif (parallel > 1 and len(targets) > 1) or before_graph_nodes is not None:
+        ranges = split_ranges(targets, parallel)
+        log(f"per-file stages: {len(targets)} files in {len(ranges)} parallel runs")
         if not _parallel_file_runs(ranges, tags, config, log):
             return _outcome(instance, build_id, sync, started)
         # The graph-wide stages once, over every file.
-        selection = [a.key for a in [*GRAPH_WIDE_ASSETS, retrieval_evaluation]]
         if before_graph_nodes is not None:
             first = [record_selection.key]
             if not _execute(job_name, instance, config, tags, asset_selection=first):
                 return _outcome(instance, build_id, sync, started)
             before_graph_nodes()
-            selection.remove(record_selection.key)
-        _execute(job_name, instance, config, tags, asset_selection=selection)
+            graph_wide.remove(record_selection.key)
+        _execute(job_name, instance, config, tags, asset_selection=graph_wide)
     else:
-        log(f"{job_name}: {len(keys)} files in one run")
-        _execute(job_name, instance, config, {**tags, RANGE_START: keys[0], RANGE_END: keys[-1]})
-    return _outcome(instance, build_id, sync, started)
+        span = build_state.key_range(keys, targets)
+        assert span is not None
+        log(f"{job_name}: {len(targets)} of {len(keys)} files in one run")
+        _execute(job_name, instance, config, {**tags, RANGE_START: span[0], RANGE_END: span[1]})
+    outcome = _outcome(instance, build_id, sync, started)
+    if state_path is not None and current is not None and outcome.success:
+        build_state.save(
+            state_path,
+            build_state.BuildState(
+                inputs_digest=current.inputs_digest,
+                files=current.files,
+                materializations=_latest_materializations(instance),
+                run_ids=outcome.run_ids,
+            ),
+        )
+    return outcome
+
+
+def _latest_materializations(instance: dg.DagsterInstance) -> dict[str, int]:
+    """Asset key -> storage id of its latest materialization, for every asset of the build."""
+    keys = [spec.key for spec in FILE_SPECS] + [
+        a.key for a in [*GRAPH_WIDE_ASSETS, retrieval_evaluation]
+    ]
+    latest = {}
+    for record in instance.get_asset_records(keys):
+        entry = record.asset_entry
+        if entry.last_materialization_record is not None:
+            latest[entry.asset_key.to_user_string()] = entry.last_materialization_record.storage_id
+    return dict(sorted(latest.items()))
+
+
+def _runs_in_flight(instance: dg.DagsterInstance) -> int:
+    statuses = [
+        dg.DagsterRunStatus.QUEUED,
+        dg.DagsterRunStatus.NOT_STARTED,
+        dg.DagsterRunStatus.STARTING,
+        dg.DagsterRunStatus.STARTED,
+    ]
+    return instance.get_runs_count(filters=dg.RunsFilter(statuses=statuses))
+
+
+#: In the inputs' digest: the graph's node and relationship counts, so that a graph emptied or
+#: changed outside a build (a reset, a restored dump) is built again rather than trusted.
+GRAPH_COUNTS = "graph.counts"
+
+
+def _graph_counts() -> str:
+    from nara_kg.graph.connection import open_driver
+    from nara_kg.graph.emptiness import graph_counts
+    from nara_kg.settings import Neo4jSettings
+
+    settings = Neo4jSettings.from_env()
+    try:
+        with open_driver(settings) as driver:
+            nodes, relationships = graph_counts(driver, settings.database)
+    except Exception as error:  # unreachable: the build that follows says why
+        return f"unknown: {type(error).__name__}"
+    return f"{nodes} nodes, {relationships} relationships"
+
+
+def _current_state(
+    instance: dg.DagsterInstance, data_dir: Path, keys: list[str]
+) -> build_state.BuildState:
+    digest = build_state.inputs_digest(
+        build_state.code_digest(PROJECT_ROOT),
+        {**build_state.settings_of(os.environ), GRAPH_COUNTS: _graph_counts()},
+        data_dir.resolve(),
+        instance.root_directory if instance.is_persistent else "ephemeral",
+    )
+    return build_state.BuildState(
+        inputs_digest=digest,
+        files=build_state.file_states(data_dir, keys),
+        materializations=_latest_materializations(instance),
+    )
 
 
 def _alive(pid: int) -> bool:

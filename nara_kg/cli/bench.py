@@ -5,11 +5,16 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from nara_kg.embedding.encoder import DEFAULT_BACKEND
 from nara_kg.settings import PROJECT_ROOT
+
+if TYPE_CHECKING:
+    from benchmarks.options import SuiteOptions
+    from nara_kg.settings import Neo4jSettings
 
 
 def _make_benchmarks_importable() -> None:
@@ -103,6 +108,22 @@ def _make_benchmarks_importable() -> None:
     "the rest of the suite is skipped.",
 )
 @click.option(
+    "--incremental",
+    is_flag=True,
+    help="With --scale: at each N, `nara-kg build --full`, a build with nothing changed and "
+    "one after 0.1% of the records of one file changed (stand-in model); per-step and "
+    "orchestration time, peak RSS, records touched, growth between N's (see "
+    "benchmarks/incremental.py). The report goes to the section 'Incremental builds at scale' "
+    "of --out and --scaling-out.",
+)
+@click.option(
+    "--scaling-out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=PROJECT_ROOT / "SCALING.md",
+    show_default=True,
+    help="With --incremental: the second Markdown file whose incremental section is replaced.",
+)
+@click.option(
     "--quick",
     is_flag=True,
     help="Smoke run: 400 records (unless --records is given), no memory build, small samples.",
@@ -128,6 +149,8 @@ def bench_command(
     skip_parallel: bool,
     parallel_records: int | None,
     scale: tuple[int, ...],
+    incremental: bool,
+    scaling_out: Path,
     quick: bool,
 ) -> None:
     """Build a generated dataset and measure the build, embedding, writes, incremental
@@ -179,6 +202,11 @@ def bench_command(
         parallel_records=parallel_records,
     )
     log = lambda m: click.echo(m, err=True)  # noqa: E731
+    if incremental:
+        if not scale:
+            raise click.UsageError("--incremental needs at least one --scale N")
+        _incremental(list(scale), options, settings, as_json, json_out, no_report, out, scaling_out)
+        return
     if scale:
         from benchmarks.scale import markdown_scale_report, run_scale_suite, update_scale_section
 
@@ -198,3 +226,41 @@ def bench_command(
         click.echo(json.dumps(results, indent=2, default=str))
         return
     click.echo(markdown_scale_report(results["scale"]) if scale else markdown_report(results))
+
+
+def _incremental(
+    sizes: list[int],
+    options: SuiteOptions,
+    settings: Neo4jSettings,
+    as_json: bool,
+    json_out: Path | None,
+    no_report: bool,
+    out: Path,
+    scaling_out: Path,
+) -> None:
+    from benchmarks.incremental import run_incremental
+    from benchmarks.incremental_report import (
+        markdown_incremental_report,
+        update_incremental_section,
+    )
+
+    result = run_incremental(
+        sizes,
+        options.scratch,
+        settings,
+        seed=options.seed,
+        timeout=options.child_timeout,
+        log=lambda m: click.echo(m, err=True),
+    )
+    target = json_out or options.scratch / "incremental-results.json"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(result, indent=2, default=str), encoding="utf-8")
+    if not no_report:
+        for path in (out, scaling_out):
+            update_incremental_section(path, result)
+            click.echo(f"report: {path}", err=True)
+    click.echo(
+        json.dumps(result, indent=2, default=str)
+        if as_json
+        else markdown_incremental_report(result)
+    )

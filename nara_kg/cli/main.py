@@ -222,6 +222,7 @@ def build(
             parallel=parallel,
             follow_external_links=follow,
             log=lambda message: click.echo(message, err=True),
+            work_dir=work,
             before_graph_nodes=bulk_load if bulk_first_load else None,
         )
     parsed = outcome.assets.get("parsed_records", {})
@@ -242,7 +243,12 @@ def build(
             "invalid_names": outcome.partitions.invalid,
         },
         "files_processed": parsed.get("files_parsed", 0),
-        "files_skipped": parsed.get("files_skipped_unchanged", 0),
+        "files_skipped": (
+            outcome.partitions.total
+            if outcome.up_to_date_since is not None
+            else parsed.get("files_skipped_unchanged", 0)
+        ),
+        "up_to_date_since_runs": outcome.up_to_date_since,
         "records_loaded": nodes.get("records_written", 0),
         "records_removed": nodes.get("records_removed", 0),
         "lines_rejected": selection.get("lines_rejected", 0),
@@ -267,7 +273,11 @@ def build(
             shown = {k: v for k, v in values.items() if k != "data_dir"}
             click.echo(f"{key:26} {json.dumps(shown, default=str)[:200]}")
         status = "succeeded" if outcome.success else "FAILED"
-        click.echo(f"build {status} (runs {', '.join(outcome.run_ids)})")
+        if outcome.up_to_date_since is not None:
+            runs = ", ".join(outcome.up_to_date_since)
+            click.echo(f"build {status}: nothing changed since runs {runs}")
+        else:
+            click.echo(f"build {status} (runs {', '.join(outcome.run_ids)})")
         if summary["checks_failed"]:
             click.echo(f"checks failed: {', '.join(summary['checks_failed'])}")
     if not outcome.success:
