@@ -114,7 +114,8 @@ def build(
     if not keys:
         raise FileNotFoundError(f"no input files (.jsonl, .jsonl.gz, .zip) under {data_dir}")
     state_path = work_dir / build_state.STATE_FILE if work_dir is not None else None
-    current = _current_state(instance, data_dir, keys) if state_path is not None else None
+    code = build_state.code_digest(PROJECT_ROOT)
+    current = _current_state(instance, data_dir, keys, code) if state_path is not None else None
     files: list[str] | None = None
     if state_path is not None and current is not None:
         previous = None if full else build_state.load(state_path)
@@ -173,7 +174,8 @@ def build(
         build_state.save(
             state_path,
             build_state.BuildState(
-                inputs_digest=current.inputs_digest,
+                # The graph's counts as this build left them.
+                inputs_digest=_current_state(instance, data_dir, keys, code).inputs_digest,
                 files=current.files,
                 materializations=_latest_materializations(instance),
                 run_ids=outcome.run_ids,
@@ -225,10 +227,10 @@ def _graph_counts() -> str:
 
 
 def _current_state(
-    instance: dg.DagsterInstance, data_dir: Path, keys: list[str]
+    instance: dg.DagsterInstance, data_dir: Path, keys: list[str], code: str
 ) -> build_state.BuildState:
     digest = build_state.inputs_digest(
-        build_state.code_digest(PROJECT_ROOT),
+        code,
         {**build_state.settings_of(os.environ), GRAPH_COUNTS: _graph_counts()},
         data_dir.resolve(),
         instance.root_directory if instance.is_persistent else "ephemeral",
