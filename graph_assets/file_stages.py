@@ -4,10 +4,9 @@ chunk_embeddings (Parquet under the work directory). Core: the module of the sam
 over the run's files by :func:`nara_kg.ingest.stages.file_run.run_file_stages`.
 
 The four assets are computed by one op, `file_stages`: one process per run loads the model
-once (the core encodes several files' texts together), and a run without partitions (e.g.
-`dagster job execute -j kg_full_rebuild`) can cover the whole export, which Dagster allows only
-when no partitioned asset reads another through an op input. Each asset keeps its own
-partition bar, metadata (:mod:`graph_assets.file_run_metadata`) and description.
+once, and a run without partitions (e.g. `dagster job execute -j kg_full_rebuild`) can cover
+the whole export, which Dagster allows only when no partitioned asset reads another through an
+op input. Each asset keeps its own partition bar, metadata and description.
 
 The op is subsettable, and its stages' dependencies are not op inputs (`_subsettable`). A run
 killed while Dagster stores its materializations leaves a file's first stages recorded and the
@@ -136,8 +135,7 @@ def _subsettable(whole: dg.AssetsDefinition) -> dg.AssetsDefinition:
 def file_stages(
     context: dg.AssetExecutionContext, paths: PipelinePaths, embedding_model: EmbeddingModel
 ) -> Iterator[dg.AssetMaterialization | dg.MaterializeResult]:
-    """Scan, parse, chunk and embed each file of the run (core:
-    nara_kg.ingest.stages.file_run.run_file_stages)."""
+    """Scan, parse, chunk and embed each file of the run; report the outcome per partition."""
     selected = [key for key in STAGE_ORDER if key in context.selected_asset_keys]
     embedder = embedding_model.get_embedder()
     files, partitioned = files_of_run(
@@ -163,8 +161,7 @@ def file_stages(
                     partition=work.rel_path,
                     metadata=partition_metadata(stage, work, row, paths, embedder),
                 )
-    if outcome.failed:
-        failed = outcome.failed
+    if failed := outcome.failed:
         raise dg.Failure(
             description=f"{len(failed)} of {len(files)} files failed; the others are done",
             metadata={"failed_files": table([{"file": k, "error": v} for k, v in failed.items()])},

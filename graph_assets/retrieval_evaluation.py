@@ -92,11 +92,9 @@ def retrieval_evaluation(
         f"hit@1={report.hit_at_1:.3f} hit@5={report.hit_at_5:.3f} "
         f"mrr@10={report.mrr_at_10:.3f} p95={report.latency_ms_p95:.1f}ms over {report.n}"
     )
-    driver, cache_path = neo4j.get_driver(), paths.llm_cache_path
-    global_rows = global_results(
-        questions, driver, neo4j.database, embedder, llm.get_llm, cache_path
-    )
-    answers = answer_report(questions, driver, neo4j.database, embedder, llm.get_llm, cache_path)
+    run = (neo4j.get_driver(), neo4j.database, embedder, llm.get_llm, paths.llm_cache_path)
+    global_rows = global_results(questions, *run)
+    answers = answer_report(questions, *run)
     yield dg.MaterializeResult(
         metadata={
             **metadata,
