@@ -25,13 +25,9 @@ def evaluate_questions(
     driver: Any, database: str, encode: Any, questions_path: Path
 ) -> dict[str, Any]:
     """hit@1, hit@5, MRR@10 (overall and per kind) of local search over a question file."""
-    from nara_kg.retrieval.evaluation import evaluate_local, load_questions
-    from nara_kg.retrieval.search import local_search
+    from nara_kg.retrieval.evaluation import evaluate_local, load_questions, search_retriever
 
-    def retrieve(text: str) -> tuple[list[int], float]:
-        result = local_search(driver, database, encode, text, k=10)
-        return [hit.naId for hit in result.hits], result.latency_ms
-
+    retrieve = search_retriever(driver, database, encode)
     report = evaluate_local(load_questions(questions_path), retrieve).to_dict()
     report["misses"] = [
         {key: row[key] for key in ("id", "kind", "rank", "expected", "retrieved")}

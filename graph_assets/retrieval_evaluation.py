@@ -1,5 +1,6 @@
 """The retrieval_evaluation asset: retrieval quality of the finished graph, with its advisory
-threshold check (named in :mod:`quality.names`)."""
+threshold check (named in :mod:`quality.names`). Core: :mod:`nara_kg.retrieval.evaluation`
+(the metrics, the pass rule, the retriever, the global and answer runs)."""
 
 from collections.abc import Iterator
 from typing import Any
@@ -8,6 +9,7 @@ import dagster as dg
 
 from graph_assets.common import GRAPH_GROUP, OWNERS, severity, table, timed
 from graph_assets.community_reports import community_reports
+from graph_assets.evaluation_metadata import answer_metadata, per_question_table, search_figures
 from graph_assets.relationships import (
     authority_relationships,
     includes_relationships,
@@ -17,18 +19,20 @@ from graph_assets.vector_index import vector_index
 from nara_kg.embedding.encoder import Embedder
 from nara_kg.model.check_names import RETRIEVAL_THRESHOLDS_CHECK, is_blocking
 from nara_kg.retrieval.evaluation import (
+    MIN_HIT_AT_5,
+    MIN_MRR_AT_10,
     EvaluationReport,
     Question,
-    evaluate_answers,
+    answer_report,
     evaluate_local,
+    global_results,
     load_questions,
+    meets_thresholds,
+    search_retriever,
 )
 from nara_kg.retrieval.known_items import known_item_questions, read_known_item_records
-from nara_kg.retrieval.search import local_search
 from resources import EmbeddingModel, LLMResource, Neo4jResource, PipelinePaths
 
-MIN_HIT_AT_5 = 0.6
-MIN_MRR_AT_10 = 0.4
 #: Records the generated known-item questions are made from, and the seed that picks them.
 KNOWN_ITEM_SAMPLE = 50
 KNOWN_ITEM_SEED = 7
@@ -88,37 +92,27 @@ def retrieval_evaluation(
         f"hit@1={report.hit_at_1:.3f} hit@5={report.hit_at_5:.3f} "
         f"mrr@10={report.mrr_at_10:.3f} p95={report.latency_ms_p95:.1f}ms over {report.n}"
     )
-    global_rows = _global_questions(questions, neo4j, embedder, llm, paths)
-    answer_metadata = _answer_metadata(questions, neo4j, embedder, llm, paths)
-    passed = report.n > 0 and report.hit_at_5 >= MIN_HIT_AT_5 and report.mrr_at_10 >= MIN_MRR_AT_10
+    run = (neo4j.get_driver(), neo4j.database, embedder, llm.get_llm, paths.llm_cache_path)
+    global_rows = global_results(questions, *run)
+    answers = answer_report(questions, *run)
     yield dg.MaterializeResult(
         metadata={
             **metadata,
             "questions_file": dg.MetadataValue.path(str(questions_path)),
             "question_file_found": True,
             "n": report.n,
-            "hit_at_1": dg.MetadataValue.float(round(report.hit_at_1, 4)),
-            "hit_at_5": dg.MetadataValue.float(round(report.hit_at_5, 4)),
-            "mrr_at_10": dg.MetadataValue.float(round(report.mrr_at_10, 4)),
-            "latency_ms_p50": dg.MetadataValue.float(round(report.latency_ms_p50, 2)),
-            "latency_ms_p95": dg.MetadataValue.float(round(report.latency_ms_p95, 2)),
+            **search_figures(report),
             "skipped_questions": len(report.skipped) - len(global_rows),
             "global_questions": len(global_rows),
             "global_answered": sum(1 for row in global_rows if row["answered"]),
             "global_results": table(global_rows, limit=50),
-            "per_question": table(
-                [
-                    {k: q[k] for k in ("id", "question", "rank", "latency_ms")}
-                    for q in report.per_question
-                ],
-                limit=50,
-            ),
-            **answer_metadata,
+            "per_question": per_question_table(report, ("id", "question", "rank", "latency_ms")),
+            **(answer_metadata(answers) if answers else {}),
         }
     )
     yield dg.AssetCheckResult(
         check_name=RETRIEVAL_THRESHOLDS_CHECK,
-        passed=passed,
+        passed=meets_thresholds(report),
         severity=severity(RETRIEVAL_THRESHOLDS_CHECK),
         metadata={
             "hit_at_5": report.hit_at_5,
@@ -134,87 +128,10 @@ def _search_questions(
 ) -> EvaluationReport:
     """hit@k, MRR and latency of the questions through hybrid local search (top 10); the
     step's seconds go into `metadata`."""
-    driver = neo4j.get_driver()
-
-    def retrieve(text: str) -> tuple[list[int], float]:
-        result = local_search(driver, neo4j.database, embedder.encode, text, k=10)
-        return [hit.naId for hit in result.hits], result.latency_ms
-
+    retrieve = search_retriever(neo4j.get_driver(), neo4j.database, embedder.encode)
     embedder.encode(["warm-up"])  # the first call pays for loading; keep it out of latencies
     with timed(metadata):
         return evaluate_local(questions, retrieve)
-
-
-def _global_questions(
-    questions: list[Question],
-    neo4j: Neo4jResource,
-    embedder: Embedder,
-    llm: LLMResource,
-    paths: PipelinePaths,
-) -> list[dict[str, Any]]:
-    from nara_kg.generation.llm import GenerationCache
-    from nara_kg.retrieval.ask import ask
-
-    rows: list[dict[str, Any]] = []
-    selected = [q for q in questions if q.mode == "global"]
-    if not selected:
-        return rows
-    with GenerationCache(paths.llm_cache_path) as cache:
-        for question in selected:
-            response = ask(
-                neo4j.get_driver(),
-                neo4j.database,
-                embedder,
-                llm.get_llm(),
-                cache,
-                question.question,
-                mode="global",
-            )
-            rows.append(
-                {
-                    "id": question.id,
-                    "question": question.question,
-                    "answered": not response.refused,
-                    "communities": ", ".join(
-                        response.global_sources.communities if response.global_sources else ()
-                    ),
-                    "latency_ms": response.latency_ms,
-                }
-            )
-    return rows
-
-
-def _answer_metadata(
-    questions: list[Question],
-    neo4j: Neo4jResource,
-    embedder: Embedder,
-    llm: LLMResource,
-    paths: PipelinePaths,
-) -> dict[str, Any]:
-    """Answer accuracy of the questions that label answers (none: no keys)."""
-    from nara_kg.generation.llm import GenerationCache
-    from nara_kg.retrieval.answer_runs import ask_answerer
-
-    if not any(q.has_answer_label for q in questions):
-        return {}
-    with GenerationCache(paths.llm_cache_path) as cache:
-        answerer = ask_answerer(neo4j.get_driver(), neo4j.database, embedder, llm.get_llm(), cache)
-        report = evaluate_answers(questions, answerer)
-    return {
-        **{name: dg.MetadataValue.float(value) for name, value in report.figures().items()},
-        "answer_questions": report.n,
-        "answer_by_kind": table(
-            [{"kind": kind, **metrics} for kind, metrics in report.by_kind.items()]
-        ),
-        "answer_failed": dg.MetadataValue.text(", ".join(report.failed_ids) or "-"),
-        "answer_results": table(
-            [
-                {k: row[k] for k in ("id", "kind", "question", "answered", "answer")}
-                for row in report.per_question
-            ],
-            limit=100,
-        ),
-    }
 
 
 def _known_item_evaluation(
@@ -249,43 +166,32 @@ def _known_item_evaluation(
             metadata={"evaluated": False},
         )
         return
-    embedder = embedding_model.get_embedder()
     metadata: dict[str, Any] = {}
-    report = _search_questions(questions, neo4j, embedder, metadata)
+    report = _search_questions(questions, neo4j, embedding_model.get_embedder(), metadata)
     context.log.info(
         f"known items: hit@1={report.hit_at_1:.3f} hit@5={report.hit_at_5:.3f} "
         f"mrr@10={report.mrr_at_10:.3f} over {report.n} generated questions"
     )
-    figures = {
-        "hit_at_1": round(report.hit_at_1, 4),
-        "hit_at_5": round(report.hit_at_5, 4),
-        "mrr_at_10": round(report.mrr_at_10, 4),
-    }
+    columns = ("id", "question", "expected", "rank", "latency_ms")
     yield dg.MaterializeResult(
         metadata={
             **metadata,
             **source,
             "evaluated": True,
             "n": report.n,
-            **{name: dg.MetadataValue.float(value) for name, value in figures.items()},
-            "latency_ms_p50": dg.MetadataValue.float(round(report.latency_ms_p50, 2)),
-            "latency_ms_p95": dg.MetadataValue.float(round(report.latency_ms_p95, 2)),
-            "per_question": table(
-                [
-                    {k: q[k] for k in ("id", "question", "expected", "rank", "latency_ms")}
-                    for q in report.per_question
-                ],
-                limit=50,
-            ),
+            **search_figures(report),
+            "per_question": per_question_table(report, columns),
         }
     )
     yield dg.AssetCheckResult(
         check_name=RETRIEVAL_THRESHOLDS_CHECK,
-        passed=report.hit_at_5 >= MIN_HIT_AT_5 and report.mrr_at_10 >= MIN_MRR_AT_10,
+        passed=meets_thresholds(report),
         severity=severity(RETRIEVAL_THRESHOLDS_CHECK),
         description=f"measured on {report.n} known-item questions generated from the export",
         metadata={
-            **figures,
+            "hit_at_1": round(report.hit_at_1, 4),
+            "hit_at_5": round(report.hit_at_5, 4),
+            "mrr_at_10": round(report.mrr_at_10, 4),
             "min_hit_at_5": MIN_HIT_AT_5,
             "min_mrr_at_10": MIN_MRR_AT_10,
             "question_source": "generated",

@@ -160,32 +160,32 @@ def evaluate(questions: Path, no_entity_path: bool, no_answers: bool, as_json: b
     and the refusal rate of unanswerable questions, each question asked as `nara-kg ask` asks."""
     from nara_kg.graph.mentions import record_mention_pairs
     from nara_kg.linking.labels import LABELS_FILE, load_labels, score_labels
-    from nara_kg.retrieval.evaluation import evaluate_answers, evaluate_local, load_questions
-    from nara_kg.retrieval.search import local_search
+    from nara_kg.retrieval.evaluation import (
+        answer_report,
+        evaluate_local,
+        load_questions,
+        search_retriever,
+    )
 
     loaded = load_questions(questions)
     with cli_resources() as r:
         driver, database = r.neo4j.get_driver(), r.neo4j.database
         embedder = r.embedding_model.get_embedder()
         embedder.encode(["warm-up"])
-
-        def retrieve(text: str) -> tuple[list[int], float]:
-            result = local_search(
-                driver, database, embedder.encode, text, k=10, entity_path=not no_entity_path
-            )
-            return [h.naId for h in result.hits], result.latency_ms
-
+        retrieve = search_retriever(
+            driver, database, embedder.encode, entity_path=not no_entity_path
+        )
         report = evaluate_local(loaded, retrieve).to_dict()
         labels = questions.with_name(LABELS_FILE)
         if labels.exists():
             pairs = record_mention_pairs(driver, database)
             report["entity_linking"] = score_labels(pairs, load_labels(labels)).to_dict()
-        if not no_answers and any(q.has_answer_label for q in loaded):
-            from nara_kg.retrieval.answer_runs import ask_answerer
-
-            with _generation_cache(r) as cache:
-                answerer = ask_answerer(driver, database, embedder, r.llm.get_llm(), cache)
-                report["answers"] = evaluate_answers(loaded, answerer).to_dict()
+        if not no_answers:
+            answers = answer_report(
+                loaded, driver, database, embedder, r.llm.get_llm, r.paths.llm_cache_path
+            )
+            if answers is not None:
+                report["answers"] = answers.to_dict()
     if as_json:
         report["per_question_ranks"] = {q["id"]: q["rank"] for q in report["per_question"]}
         click.echo(json.dumps(report, indent=2, ensure_ascii=False))

@@ -1,6 +1,8 @@
 """Evaluation: question files, the retrieval metrics hit@k, MRR@k and latency percentiles, and
 answer accuracy (does the answer state the expected facts, and is an unanswerable question
-refused)."""
+refused); the pass rule of retrieval quality, and the runs of a question file against the
+graph (local search, global questions, answers) that the retrieval_evaluation asset, `nara-kg
+eval` and the benchmark share."""
 
 from __future__ import annotations
 
@@ -10,7 +12,13 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from neo4j import Driver
+
+    from nara_kg.embedding.encoder import Embedder
+    from nara_kg.generation.llm import LLM
 
 QUESTION_MODES = ("local", "global", "auto")
 
@@ -138,6 +146,35 @@ class EvaluationReport:
 
 #: question text -> (naIds ranked best first, latency in ms)
 Retriever = Callable[[str], tuple[list[int], float]]
+
+#: The pass rule of retrieval quality (the retrieval_evaluation asset's advisory check).
+MIN_HIT_AT_5 = 0.6
+MIN_MRR_AT_10 = 0.4
+#: Records a question's ranking is judged on (hit@k and MRR@10 look no further).
+RETRIEVED = 10
+
+
+def meets_thresholds(report: EvaluationReport) -> bool:
+    """Retrieval is good enough: some question was measured, hit@5 and MRR@10 at their minimum."""
+    return report.n > 0 and report.hit_at_5 >= MIN_HIT_AT_5 and report.mrr_at_10 >= MIN_MRR_AT_10
+
+
+def search_retriever(
+    driver: Driver,
+    database: str,
+    encode: Callable[[list[str]], Any],
+    *,
+    entity_path: bool = True,
+) -> Retriever:
+    """Each question through hybrid local search (top 10), as `nara-kg search` asks it;
+    `entity_path=False` leaves out the ranking through the authorities a question names."""
+    from nara_kg.retrieval.search import local_search
+
+    def retrieve(text: str) -> tuple[list[int], float]:
+        result = local_search(driver, database, encode, text, k=RETRIEVED, entity_path=entity_path)
+        return [hit.naId for hit in result.hits], result.latency_ms
+
+    return retrieve
 
 
 def evaluate_local(questions: Sequence[Question], retrieve: Retriever) -> EvaluationReport:
@@ -358,3 +395,63 @@ def answer_accuracy_by_kind(rows: Sequence[dict[str, Any]]) -> dict[str, dict[st
         }
         for kind, flags in sorted(answered_of.items())
     }
+
+
+# ----- global questions and answers through ask ------------------------------------------
+
+
+def global_results(
+    questions: Sequence[Question],
+    driver: Driver,
+    database: str,
+    embedder: Embedder,
+    get_llm: Callable[[], LLM],
+    cache_path: Path,
+) -> list[dict[str, Any]]:
+    """Each global question asked through global search over the community reports: whether
+    it was answered, the communities that supported the answer, the latency. `get_llm` is
+    called only when there is a global question (a misconfigured backend fails no other run)."""
+    from nara_kg.generation.llm import GenerationCache
+    from nara_kg.retrieval.ask import ask
+
+    rows: list[dict[str, Any]] = []
+    selected = [q for q in questions if q.mode == "global"]
+    if not selected:
+        return rows
+    with GenerationCache(cache_path) as cache:
+        llm = get_llm()
+        for question in selected:
+            response = ask(driver, database, embedder, llm, cache, question.question, mode="global")
+            rows.append(
+                {
+                    "id": question.id,
+                    "question": question.question,
+                    "answered": not response.refused,
+                    "communities": ", ".join(
+                        response.global_sources.communities if response.global_sources else ()
+                    ),
+                    "latency_ms": response.latency_ms,
+                }
+            )
+    return rows
+
+
+def answer_report(
+    questions: Sequence[Question],
+    driver: Driver,
+    database: str,
+    embedder: Embedder,
+    get_llm: Callable[[], LLM],
+    cache_path: Path,
+) -> AnswerReport | None:
+    """Answer accuracy of the questions that label answers, each asked as `nara-kg ask` asks
+    it (None, and `get_llm` not called, when no question labels its answer)."""
+    from nara_kg.generation.llm import GenerationCache
+    from nara_kg.retrieval.answer_runs import ask_answerer
+
+    if not any(q.has_answer_label for q in questions):
+        return None
+    cache_path.parent.mkdir(parents=True, exist_ok=True)
+    with GenerationCache(cache_path) as cache:
+        answerer = ask_answerer(driver, database, embedder, get_llm(), cache)
+        return evaluate_answers(questions, answerer)

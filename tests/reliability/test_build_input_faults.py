@@ -14,20 +14,20 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from graph_assets.file_stages import PARSED_RECORDS, RAW_JSONL, _Stages
 from nara_kg.embedding.encoder import Embedder
 from nara_kg.embedding.standin import StandinEmbedder
 from nara_kg.ingest.inputs import SKIPPED_FILE, scan_input_tree
 from nara_kg.ingest.layout import WorkLayout
+from nara_kg.ingest.records import DEFAULT_MAX_BODY_CHARS
 from nara_kg.ingest.stages import raw_jsonl
 from nara_kg.ingest.stages.chunk_embeddings import encode_pending, plan_file, write_vectors
 from nara_kg.ingest.stages.chunks import chunk_file, chunk_records, iter_chunks
 from nara_kg.ingest.stages.common import CorruptWorkFile
+from nara_kg.ingest.stages.file_run import PARSED_RECORDS, RAW_JSONL, run_file_stages
 from nara_kg.ingest.stages.parsed_records import parse_file
 from nara_kg.ingest.stages.raw_jsonl import scan_inputs
 from nara_kg.ingest.stages.record_selection import chosen_rows_by_file, parse_inputs
 from nara_kg.model.tables import Col
-from resources import PipelinePaths
 from tests.reliability.test_input_faults import parse_all, record, write
 from tests.stage_helpers import chunked_layout
 
@@ -139,7 +139,7 @@ def test_a_file_replaced_by_a_fifo_is_a_reject_that_keeps_its_last_parse(tmp_pat
 
 
 def test_a_file_that_vanishes_between_listing_and_hashing_is_skipped_not_an_error(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     data, work = tmp_path / "data", tmp_path / "work"
     write(data / "a.jsonl", [record(1)])
@@ -147,21 +147,23 @@ def test_a_file_that_vanishes_between_listing_and_hashing_is_skipped_not_an_erro
     monkeypatch.setattr(raw_jsonl, "list_input_paths", lambda *_, **__: ["a.jsonl", "gone.jsonl"])
     assert [file.rel_path for file in raw_jsonl.scan_inputs(data, WorkLayout(work))] == ["a.jsonl"]
     # The file stages of a build: the file is skipped with a warning, the others go on.
-    stages = _Stages(
-        paths=PipelinePaths(data_dir=str(data), work_dir=str(work)),
+    caplog.set_level(logging.WARNING, logger="test")
+    outcome = run_file_stages(
+        ["gone.jsonl", "a.jsonl"],
+        data_dir=data,
+        layout=WorkLayout(work),
         embedder=StandinEmbedder(),
-        force=False,
+        max_body_chars=DEFAULT_MAX_BODY_CHARS,
+        stages=[RAW_JSONL, PARSED_RECORDS],
         log=logging.getLogger("test"),
-        encodes=False,
     )
-    steps = ((RAW_JSONL, stages.scan), (PARSED_RECORDS, stages.parse))
-    gone = stages.prepare("gone.jsonl", steps)
-    assert gone.error is None and gone.vanished is not None
-    assert "does not exist" in gone.vanished
-    assert any("skipped file" in warning for warning in gone.warnings)
-    kept = stages.prepare("a.jsonl", steps)
-    assert kept.error is None and kept.vanished is None
-    assert kept.rows[PARSED_RECORDS]["records"] == 1
+    assert outcome.failed == {}
+    [gone] = outcome.vanished
+    assert gone["file"] == "gone.jsonl" and "does not exist" in gone["reason"]
+    assert any(m.startswith("gone.jsonl: skipped file") for m in caplog.messages)
+    [kept] = outcome.done
+    assert kept.rel_path == "a.jsonl" and kept.error is None and kept.vanished is None
+    assert kept.reported[PARSED_RECORDS]["records"] == 1
 
 
 def _zip_with_an_altered_member(path: Path, *, cut_directory: bool) -> None:

@@ -15,6 +15,9 @@ functions, one module per asset:
   `record_links` read the chunks of the chosen rows.
 * :mod:`.chunk_embeddings`: `plan_file`, `encode_pending`, `write_vectors` (vectors of the
   files' embeddable chunks, several files encoded together).
+* :mod:`.file_run`: `run_file_stages`, the per-file stages over a run's files (two files
+  prepared at a time, several files encoded together, a failed file isolated), returning a
+  `FileStagesOutcome` that the Dagster op maps to materializations.
 * :mod:`.common`: atomic JSON and Parquet writes shared by the stages.
 
 Table schemas and column names: :mod:`nara_kg.model.tables`.

@@ -1,0 +1,135 @@
+"""What the per-file assets show of a file-stages run's outcome
+(:class:`nara_kg.ingest.stages.file_run.FileStagesOutcome`): each partition its own file's
+figures (:mod:`graph_assets.file_metadata`), and a run without partitions the run's totals."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import dagster as dg
+
+from graph_assets import file_metadata
+from graph_assets.common import counts_table, table
+from nara_kg.embedding.encoder import Embedder
+from nara_kg.ingest.inputs import file_id_of
+from nara_kg.ingest.stages.file_run import (
+    CHUNKS,
+    PARSED_RECORDS,
+    RAW_JSONL,
+    FileResult,
+    FileStagesOutcome,
+)
+from resources import PipelinePaths
+
+
+def partition_metadata(
+    stage: str, work: FileResult, row: dict[str, Any], paths: PipelinePaths, embedder: Embedder
+) -> dict[str, Any]:
+    """What the file's own partition of `stage` shows: its figures and previews."""
+    seconds = work.seconds.get(stage, 0.0)
+    file_id = file_id_of(work.rel_path)
+    layout = paths.layout
+    if stage == RAW_JSONL:
+        return file_metadata.raw_file_metadata(row, seconds)
+    if stage == PARSED_RECORDS:
+        return file_metadata.parsed_file_metadata(
+            row,
+            work.parsed,
+            seconds,
+            layout=layout,
+            file_id=file_id,
+            max_body_chars=paths.max_body_chars,
+        )
+    if stage == CHUNKS:
+        return file_metadata.chunk_file_metadata(
+            row,
+            work.chunked[0] if work.chunked else None,
+            work.preview,
+            seconds,
+            layout=layout,
+            file_id=file_id,
+            token_limit=embedder.max_tokens,
+        )
+    return file_metadata.embedding_file_metadata(
+        row,
+        seconds + row["encoding_seconds"],
+        layout=layout,
+        file_id=file_id,
+        model_key=embedder.key,
+    )
+
+
+def run_metadata(
+    stage: str, outcome: FileStagesOutcome, paths: PipelinePaths, embedder: Embedder
+) -> dict[str, Any]:
+    """The run's totals of `stage`, for a run without partitions (the whole export)."""
+    rows = outcome.rows.get(stage, [])
+    layout = paths.layout
+    common: dict[str, Any] = {
+        "seconds": dg.MetadataValue.float(round(outcome.seconds[stage], 3)),
+        "files": len(rows),
+        "per_file": table(rows, limit=100),
+    }
+
+    def total(name: str) -> Any:
+        return sum(row[name] for row in rows)
+
+    if stage == RAW_JSONL:
+        return {
+            **common,
+            "data_dir": dg.MetadataValue.path(str(paths.data_path)),
+            "bytes": total("bytes"),
+            "files_vanished": len(outcome.vanished),
+            "vanished": table(outcome.vanished),
+        }
+    if stage == PARSED_RECORDS:
+        lines, rejected = total("lines"), total("rejected")
+        share = rejected / lines if lines else 0.0
+        return {
+            **common,
+            "files_parsed": sum(1 for row in rows if row["parsed"]),
+            "files_skipped_unchanged": sum(1 for row in rows if not row["parsed"]),
+            "lines_reused_in_changed_files": total("lines_reused"),
+            "lines": lines,
+            "records": total("records"),
+            "stubs": total("stubs"),
+            "lines_rejected": rejected,
+            "reject_share": dg.MetadataValue.float(round(share, 6)),
+            "records_by_type": counts_table(outcome.by_type),
+            "reject_reasons": counts_table(outcome.reasons, key="reason"),
+            "records_body_cut": len(outcome.cut),
+            "body_cut": table(outcome.cut),
+            "max_body_chars": paths.max_body_chars,
+            "parquet_dir": dg.MetadataValue.path(str(layout.parsed_dir)),
+        }
+    if stage == CHUNKS:
+        result = outcome.chunk_total
+        return {
+            **common,
+            "records": result.records,
+            "chunks": result.chunks,
+            "files_chunked": result.parts_chunked,
+            "files_reused_unchanged": result.parts_reused,
+            "records_reused_in_changed_files": result.records_reused,
+            "embedded_chunks": result.embedded_chunks,
+            "multi_chunk_records": result.multi_chunk_records,
+            "title_only_records": result.title_only_records,
+            "max_tokens_seen": result.max_tokens_seen,
+            "model_token_limit": result.token_limit,
+            "records_by_type": counts_table(result.by_type),
+            "preview": table(result.preview),
+            "parquet_dir": dg.MetadataValue.path(str(layout.chunks_dir)),
+        }
+    encoded = total("encoded")
+    rate = encoded / outcome.seconds_encoding if outcome.seconds_encoding else 0.0
+    return {
+        **common,
+        "chunks": total("chunks"),
+        "encoded": encoded,
+        "distinct_texts_encoded": outcome.texts_encoded,
+        "reused": total("reused"),
+        "model_key": embedder.key,
+        "encoding_seconds": dg.MetadataValue.float(round(outcome.seconds_encoding, 3)),
+        "chunks_per_second": dg.MetadataValue.float(round(rate, 1)),
+        "parquet_dir": dg.MetadataValue.path(str(layout.vectors_dir)),
+    }

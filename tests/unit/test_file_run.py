@@ -1,0 +1,212 @@
+"""`run_file_stages` encodes several files' texts together (a window), writes each file's own
+vector part, prepares files two at a time in file order, and isolates failures: a file that
+fails, or a window whose encode fails, fails alone and the others finish."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmarks.data import generate_dataset
+from nara_kg.embedding.standin import StandinEmbedder
+from nara_kg.ingest.inputs import list_input_paths
+from nara_kg.ingest.layout import WorkLayout
+from nara_kg.ingest.records import DEFAULT_MAX_BODY_CHARS
+from nara_kg.ingest.stages import chunk_embeddings, chunks, file_run
+from nara_kg.ingest.stages.file_run import (
+    CHUNK_EMBEDDINGS,
+    FileStagesOutcome,
+    run_file_stages,
+)
+
+
+@pytest.fixture(scope="module")
+def export(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    data = tmp_path_factory.mktemp("export")
+    generate_dataset(data, 300)
+    return data
+
+
+def _run(export: Path, work: Path, files: list[str] | None = None) -> FileStagesOutcome:
+    return run_file_stages(
+        list_input_paths(export) if files is None else files,
+        data_dir=export,
+        layout=WorkLayout(work),
+        embedder=StandinEmbedder(),
+        max_body_chars=DEFAULT_MAX_BODY_CHARS,
+    )
+
+
+def _encoded_files(outcome: FileStagesOutcome) -> set[str]:
+    return {work.rel_path for work in outcome.done if CHUNK_EMBEDDINGS in work.reported}
+
+
+def test_one_window_covers_the_files_and_writes_each_part(
+    export: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    windows: list[list[str]] = []
+    encode = chunk_embeddings.encode_pending
+
+    def recording(files: Any, *args: Any, **kwargs: Any) -> int:
+        windows.append([pending.rel_path for pending in files])
+        return encode(files, *args, **kwargs)
+
+    monkeypatch.setattr(chunk_embeddings, "encode_pending", recording)
+    outcome = _run(export, tmp_path / "work")
+    assert outcome.failed == {}
+    files = _encoded_files(outcome)
+    assert files == set(outcome.files) and len(files) > 1
+    assert len(windows) == 1 and set(windows[0]) == files
+    assert len(list(WorkLayout(tmp_path / "work").vectors_dir.glob("*.parquet"))) == len(files)
+    encoded = sum(row["encoded"] for row in outcome.rows[CHUNK_EMBEDDINGS])
+    assert 0 < outcome.texts_encoded <= encoded
+
+
+def test_a_failed_window_fails_only_its_files(
+    export: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(file_run, "EMBED_WINDOW_TEXTS", 1)  # one file per window
+    encode = chunk_embeddings.encode_pending
+    doomed: list[str] = []
+    seen: set[str] = set()
+
+    def failing_once(files: Any, *args: Any, **kwargs: Any) -> int:
+        seen.update(pending.rel_path for pending in files)
+        if not doomed and any(pending.todo for pending in files):
+            doomed.extend(pending.rel_path for pending in files)
+            raise RuntimeError("the model fell over")
+        return encode(files, *args, **kwargs)
+
+    monkeypatch.setattr(chunk_embeddings, "encode_pending", failing_once)
+    outcome = _run(export, tmp_path / "work")
+    assert len(doomed) == 1 and len(seen) > 2
+    assert outcome.failed == {doomed[0]: "RuntimeError: the model fell over"}
+    assert _encoded_files(outcome) == seen - set(doomed)
+
+
+def test_a_run_of_one_file_raises_its_own_error(
+    export: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def failing(files: Any, *args: Any, **kwargs: Any) -> int:
+        raise RuntimeError("the model fell over")
+
+    monkeypatch.setattr(chunk_embeddings, "encode_pending", failing)
+    with pytest.raises(RuntimeError, match="the model fell over"):
+        _run(export, tmp_path / "work", list_input_paths(export)[:1])
+
+
+def test_the_run_lets_go_of_token_ids_no_window_encoded(
+    export: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    forgotten: list[int] = []
+
+    def forget(self: StandinEmbedder) -> None:
+        forgotten.append(1)
+
+    def failing(files: Any, *args: Any, **kwargs: Any) -> int:
+        raise RuntimeError("the model fell over")
+
+    monkeypatch.setattr(StandinEmbedder, "forget_token_ids", forget)
+    monkeypatch.setattr(chunk_embeddings, "encode_pending", failing)
+    outcome = _run(export, tmp_path / "work")
+    assert set(outcome.failed) == set(outcome.files) and not outcome.done
+    assert forgotten == [1]  # once, at the end of the run, though every window failed
+
+
+def test_files_are_prepared_two_at_a_time_and_a_bad_one_fails_alone(
+    export: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    chunk_file = chunks.chunk_file
+    threads: set[str] = set()
+    seen: list[str] = []
+
+    def flaky(file: Any, *args: Any, **kwargs: Any) -> Any:
+        threads.add(threading.current_thread().name)
+        seen.append(file.rel_path)
+        if len(seen) == 2:
+            raise ValueError("a broken part")
+        return chunk_file(file, *args, **kwargs)
+
+    monkeypatch.setattr(chunks, "chunk_file", flaky)
+    outcome = _run(export, tmp_path / "work")
+    assert outcome.failed == {seen[1]: "ValueError: a broken part"}
+    assert _encoded_files(outcome) == set(seen) - {seen[1]}
+    assert len(threads) == file_run.PREPARE_THREADS > 1
+    assert all(name.startswith("file-stages") for name in threads)
+
+
+def _totals(outcome: FileStagesOutcome) -> dict[str, Any]:
+    """The outcome's figures, timings left out."""
+    timings = {"seconds", "encoding_seconds", "chunks_per_second"}
+    return {
+        "done": [work.rel_path for work in outcome.done],
+        "rows": {
+            stage: [{k: v for k, v in row.items() if k not in timings} for row in rows]
+            for stage, rows in outcome.rows.items()
+        },
+        "by_type": outcome.by_type,
+        "reasons": outcome.reasons,
+        "cut": outcome.cut,
+        "chunks": outcome.chunk_total,
+        "texts_encoded": outcome.texts_encoded,
+    }
+
+
+def test_two_threads_report_what_one_thread_reports(
+    export: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    two = _run(export, tmp_path / "two")
+    monkeypatch.setattr(file_run, "PREPARE_THREADS", 1)
+    one = _run(export, tmp_path / "one")
+    assert _totals(two) == _totals(one)
+    assert len(two.chunk_total.preview) == file_run.CHUNK_PREVIEW_ROWS
+
+
+def test_no_file_is_prepared_while_a_window_encodes(
+    export: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(file_run, "EMBED_WINDOW_TEXTS", 1)  # one file per window
+    lock = threading.Lock()
+    active = [0]
+    during_encodes: list[int] = []
+    chunk_file, encode = chunks.chunk_file, chunk_embeddings.encode_pending
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        with lock:
+            active[0] += 1
+        try:
+            return chunk_file(*args, **kwargs)
+        finally:
+            with lock:
+                active[0] -= 1
+
+    def encoding(files: Any, *args: Any, **kwargs: Any) -> int:
+        during_encodes.append(active[0])
+        return encode(files, *args, **kwargs)
+
+    monkeypatch.setattr(chunks, "chunk_file", counted)
+    monkeypatch.setattr(chunk_embeddings, "encode_pending", encoding)
+    assert _run(export, tmp_path / "work").failed == {}
+    assert len(during_encodes) > 2 and set(during_encodes) == {0}
+
+
+def test_only_the_stages_asked_for_are_reported(export: Path, tmp_path: Path) -> None:
+    """The stages before a reported one run (their parts are written), but are not reported;
+    nothing is encoded when chunk_embeddings is not asked for."""
+    layout = WorkLayout(tmp_path / "work")
+    outcome = run_file_stages(
+        list_input_paths(export),
+        data_dir=export,
+        layout=layout,
+        embedder=StandinEmbedder(),
+        max_body_chars=DEFAULT_MAX_BODY_CHARS,
+        stages=[file_run.CHUNKS],
+    )
+    assert outcome.stages == (file_run.CHUNKS,) and set(outcome.rows) == {file_run.CHUNKS}
+    assert all(set(work.reported) == {file_run.CHUNKS} for work in outcome.done)
+    assert len(list(layout.parsed_dir.glob("*.records.parquet"))) == len(outcome.files)
+    assert len(list(layout.chunks_dir.glob("*.chunks.parquet"))) == len(outcome.files)
+    assert not list(layout.vectors_dir.glob("*.parquet"))
