@@ -35,6 +35,10 @@ GRAPH_AUTOMATION = dg.AutomationCondition.eager()
 STARTS_BACKGROUND_WORK = {"dagster/priority": "1"}
 WAITS_FOR_BACKGROUND_WORK = {"dagster/priority": "-1"}
 
+#: Metadata key every graph writer reports: the records whose data it read or wrote record by
+#: record (0 when nothing changed), a plain int so that it plots.
+RECORDS_TOUCHED = "records_touched"
+
 #: Longest text shown in one table cell.
 MAX_CELL = 240
 
