@@ -81,6 +81,8 @@ class _Parents:
     def __init__(self, index: RecordIndex) -> None:
         self.index = index
         self.known: dict[int, int | None] = {}
+        #: The parent each record names, present or not.
+        self.named: dict[int, int | None] = {}
 
     def load(self, na_ids: Iterable[int]) -> None:
         wanted = [n for n in na_ids if n not in self.known]
@@ -92,8 +94,24 @@ class _Parents:
         for na_id in wanted:
             record = found.get(na_id)
             parent = record.parent if record is not None else None
+            self.named[na_id] = parent
             ok = parent is not None and parent in present and parent != na_id
             self.known[na_id] = parent if ok else None
+
+    def walk_to(self, start: int, stops: set[int]) -> list[int]:
+        """The records walked up from `start` until one of `stops` (or a record naming one as
+        its parent) is reached, all of them; none when the walk never reaches one."""
+        walk: list[int] = []
+        node: int | None = start
+        while node is not None and node not in walk and len(walk) < MAX_ANCESTOR_WALK:
+            walk.append(node)
+            if node in stops:
+                return walk
+            self.load([node])
+            if self.named.get(node) in stops:
+                return walk
+            node = self.known[node]
+        return []
 
     def parent(self, na_id: int) -> int | None:
         self.load([na_id])
@@ -133,6 +151,10 @@ def includes_scope(
             cycles[tuple(cycle)] = cycle
     for cycle in cycles.values():
         scope.update(cycle)
+    # A cycle the change broke: a walk up from a changed record's old parent that comes back
+    # to a changed record went round that cycle, and its smallest member gets its link back.
+    for _, old_parent in changes.old_parents:
+        scope.update(parents.walk_to(old_parent, changed))
     losers = {cycle[0] for cycle in cycles.values()}
     parents.load(scope)
     desired = {

@@ -299,7 +299,12 @@ def update_record_index(
             )
             changes_json = changes.to_json()
             write_json(layout.changes, changes_json)
-            index.set_generation(generation)
+            if unreadable:
+                # No generation: no writer takes this change set, and the next selection
+                # indexes every file again instead of diffing against a partial index.
+                index.clear_generation()
+            else:
+                index.set_generation(generation)
     return changes
 
 

@@ -108,6 +108,9 @@ class RecordIndex:
             "INSERT OR REPLACE INTO meta (key, value) VALUES ('generation', ?)", (generation,)
         )
 
+    def clear_generation(self) -> None:
+        self.db.execute("DELETE FROM meta WHERE key = 'generation'")
+
     # ---------------------------------------------------------------------------- files
     def fingerprints(self) -> dict[str, str]:
         """file_id -> fingerprint of every indexed file (one row per file, not per record)."""
