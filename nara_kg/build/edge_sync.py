@@ -122,6 +122,10 @@ def sync_scoped(
     """Make the relationships of the touched records (`current`, as the graph has them) equal
     `desired`; the rest of the type is left as it is."""
     rel_type = synced.rel_types[0]
+    if not desired and not current:
+        # Nothing of the type to compare (an empty change set): the last write stands.
+        synced.advance(generation)
+        return SyncResult(rel_type, 0, 0, 0, "changes", records_touched)
     synced.begin()
     to_add = sorted(desired - current)
     to_remove = sorted(current - desired)

@@ -3,7 +3,6 @@ per-file parts where they match, encoded otherwise)."""
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -21,6 +20,7 @@ from nara_kg.ingest.inputs import file_id_of
 from nara_kg.ingest.layout import WorkLayout
 from nara_kg.ingest.stages.changes import plan_for, read_changes
 from nara_kg.ingest.stages.chunk_embeddings import read_vector_part
+from nara_kg.ingest.stages.common import read_json, write_json
 
 
 @dataclass
@@ -184,11 +184,10 @@ def embed_pending(
     return result
 
 
-def _concern(model_key: str) -> str:
-    """The vector writer's concern per model: another model's state is never taken."""
-    return f"text-embeddings-{hashlib.sha256(model_key.encode()).hexdigest()[:12]}"
-
-
+#: The vector writer's concern; the model its last complete write used is kept beside it
+#: (:data:`_MODEL_STATE`): another model's state is never taken.
+EMBEDDINGS_CONCERN = "text-embeddings"
+_MODEL_STATE = "text-embeddings-model"
 #: The vector writer's state has no count to check (the node writer's run vouches for it).
 _NO_COUNT = "RETURN 0 AS n"
 
@@ -206,9 +205,10 @@ def sync_embeddings(
     a graph whose vectors were all current at the change set's base, only the change set's
     records can lack one: only their chunks are read. Otherwise every chunk's key is compared
     (:func:`embed_pending`)."""
-    synced = sync_state.SyncedSet(driver, database, layout, _concern(embedder.key), _NO_COUNT)
+    synced = sync_state.SyncedSet(driver, database, layout, EMBEDDINGS_CONCERN, _NO_COUNT)
     changes = read_changes(layout)
-    at = None if full or changes is None else synced.generation(None)
+    same_model = (read_json(layout.sync_revision(_MODEL_STATE)) or {}).get("model") == embedder.key
+    at = None if full or changes is None or not same_model else synced.generation(None)
     plan = plan_for(changes, at, full=full)
     if plan.mode == "done":
         return EmbeddingResult(model_key=embedder.key, scope="changes")
@@ -218,6 +218,7 @@ def sync_embeddings(
         and sync_state.applied_changes(layout, NODES_CONCERN, plan.changes.generation)
     )
     synced.begin()
+    write_json(layout.sync_revision(_MODEL_STATE), {"model": embedder.key})
     if scoped and plan.changes is not None:
         result = embed_records(driver, database, embedder, list(plan.changes.na_ids), layout=layout)
         synced.commit_changes(plan.changes.generation)

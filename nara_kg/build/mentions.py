@@ -331,8 +331,7 @@ def sync_entity_mentions(
     kept_score = _stored_score(layout, labels_path)
     if unchanged and (labels_path is None or not labels_path.exists() or kept_score):
         if plan.mode == "changes" and plan.changes is not None:
-            synced.begin()
-            synced.commit_changes(plan.changes.generation)
+            synced.advance(plan.changes.generation)
         return MentionsResult(sync=MentionSync(0, 0, 0, 0, "changes"), labels=kept_score)
     result = link_mentions(layout, labels_path=labels_path)
     _store_score(layout, labels_path, result.labels)

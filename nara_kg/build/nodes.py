@@ -123,9 +123,8 @@ def _sync_changed(
     result = NodeSyncResult(existing_from="changes", records_touched=len(changes.na_ids))
     ids = list(changes.na_ids)
     if not ids:
-        synced.begin()
         sync_state.record_node_deletions(layout, changes.generation, {})
-        synced.commit_changes(changes.generation)
+        synced.advance(changes.generation)
         return result
     existing = node_cypher.row_hashes_of_records(driver, database, ids)
     with RecordIndex(layout.record_index) as index:

@@ -203,6 +203,18 @@ class SyncedSet:
         }
         write_json(self.layout.sync_revision(self.concern), payload)
 
+    def advance(self, generation: str) -> None:
+        """After an empty change set, checked by :meth:`generation`: the last complete write
+        (its snapshot too) equals the selection `generation` as well; nothing is written to
+        the graph."""
+        stored = read_json(self.layout.sync_revision(self.concern))
+        if stored is None:
+            return
+        write_json(
+            self.layout.sync_revision(self.concern),
+            {**stored, "generation": generation, "scoped": True},
+        )
+
     def commit(self, written: pa.Table, generation: str | None = None) -> None:
         """After the last write: `written` (the desired set, now the graph's) is what the next
         run may take for the graph; `generation` is the change set it is equal to."""
