@@ -52,8 +52,8 @@ def measure_writes(
     one cartesian `MATCH (a), (b) WHERE a.naId = b.parentNaId` join without an index.
     Both run on an empty database, one after the other.
     """
+    from nara_kg.build.edge_sync import sync_edges
     from nara_kg.graph import nodes as node_cypher
-    from nara_kg.graph.relationships import sync_edges
     from nara_kg.model import edges as edge_rules
     from nara_kg.model.schema import Prop, Rel
     from nara_kg.model.tables import Col

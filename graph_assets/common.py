@@ -46,8 +46,8 @@ def severity(check_name: str) -> dg.AssetCheckSeverity:
     return dg.AssetCheckSeverity.ERROR if is_blocking(check_name) else dg.AssetCheckSeverity.WARN
 
 
-#: Metadata key, on every step that writes the graph: the records whose data the step read or
-#: wrote one by one (0 on a run that found nothing changed).
+#: Metadata key every graph writer reports: the records whose data it read or wrote record by
+#: record (0 when nothing changed), a plain int so that it plots.
 RECORDS_TOUCHED = "records_touched"
 
 #: Longest text shown in one table cell.

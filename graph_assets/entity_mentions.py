@@ -8,6 +8,7 @@ from typing import Any
 import dagster as dg
 
 from graph_assets.common import (
+    RECORDS_TOUCHED,
     counts_table,
     neo4j_writer_asset,
     severity,
@@ -73,6 +74,7 @@ def entity_mentions(
     yield dg.MaterializeResult(
         metadata={
             **metadata,
+            RECORDS_TOUCHED: result.records_touched,
             "link_seconds": dg.MetadataValue.float(round(result.link_seconds, 3)),
             "authorities": result.authorities,
             "surface_forms": result.surface_forms,

@@ -5,6 +5,7 @@ from typing import Any
 import dagster as dg
 
 from graph_assets.common import (
+    RECORDS_TOUCHED,
     counts_table,
     neo4j_writer_asset,
     timed,
@@ -23,7 +24,9 @@ from resources import Neo4jResource, PipelinePaths
         "One node per chunk of a chosen record, labelled Chunk + its record type (+ "
         "recordWithText when its text is embedded) with the record's flattened properties; "
         "chunkId unique, naId indexed. Only new or changed chunks are written (UNWIND + "
-        "MERGE); chunks gone from the input are deleted. Core: nara_kg.build.nodes.sync_nodes."
+        "MERGE); chunks gone from the input are deleted. After a change set from "
+        "record_selection, only its records are read and written. "
+        "Core: nara_kg.build.nodes.sync_nodes."
     ),
 )
 def graph_nodes(
@@ -39,10 +42,16 @@ def graph_nodes(
             rewrite_all=is_full_rebuild(context),
             log=context.log.info,
         )
-    counts = nodes.node_counts(driver, neo4j.database)
+    # The counts are a read of every chunk node: skipped when this run touched none.
+    counts = (
+        nodes.node_counts(driver, neo4j.database)
+        if result.existing_from != "changes" or result.records_touched
+        else {}
+    )
     return dg.MaterializeResult(
         metadata={
             **metadata,
+            RECORDS_TOUCHED: result.records_touched,
             "chunks_desired": result.desired,
             "nodes_written": result.written,
             "nodes_unchanged": result.unchanged,

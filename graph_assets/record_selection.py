@@ -9,6 +9,7 @@ from graph_assets.common import (
     GRAPH_AUTOMATION,
     GRAPH_GROUP,
     OWNERS,
+    RECORDS_TOUCHED,
     counts_table,
     table,
     timed,
@@ -51,9 +52,16 @@ def record_selection(
             f"{result.rejected} of {result.lines} lines rejected ({result.reject_share:.2%}); "
             f"see {layout.rejects}"
         )
+    changes = result.changes
     return dg.MaterializeResult(
         metadata={
             **metadata,
+            RECORDS_TOUCHED: changes.records_read if changes else 0,
+            "records_added": len(changes.added) if changes else 0,
+            "records_changed": len(changes.changed) if changes else 0,
+            "records_removed": len(changes.removed) if changes else 0,
+            "files_changed": len(changes.files) if changes else 0,
+            "changes_relative_to_last": bool(changes and changes.base),
             "files": len(result.per_file),
             "files_not_parsed_yet": len(result.files_pending),
             "files_skipped": result.reject_reasons.get(SKIPPED_FILE, 0),

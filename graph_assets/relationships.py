@@ -7,6 +7,7 @@ from typing import Any
 import dagster as dg
 
 from graph_assets.common import (
+    RECORDS_TOUCHED,
     neo4j_writer_asset,
     table,
     timed,
@@ -14,13 +15,15 @@ from graph_assets.common import (
 from graph_assets.graph_nodes import graph_nodes
 from graph_assets.partitions import is_full_rebuild
 from nara_kg.build import relationships as build_relationships
-from nara_kg.graph.relationships import SyncResult
+from nara_kg.build.edge_sync import SyncResult
 from resources import Neo4jResource, PipelinePaths
 
 
 def _sync_metadata(results: list[SyncResult], metadata: dict[str, Any]) -> dict[str, Any]:
     return {
         **metadata,
+        # The types of one step read the same records: the most any type touched.
+        RECORDS_TOUCHED: max((r.records_touched for r in results), default=0),
         "relationships": sum(r.desired for r in results),
         "added": sum(r.added for r in results),
         "removed": sum(r.removed for r in results),

@@ -6,12 +6,14 @@ from typing import Any
 import dagster as dg
 
 from graph_assets.common import (
+    RECORDS_TOUCHED,
     STARTS_BACKGROUND_WORK,
     neo4j_writer_asset,
     timed,
 )
 from graph_assets.file_stages import CHUNK_EMBEDDINGS
 from graph_assets.graph_nodes import graph_nodes
+from graph_assets.partitions import is_full_rebuild
 from nara_kg.build import embeddings as build_embeddings
 from nara_kg.graph import indexes
 from resources import EmbeddingModel, Neo4jResource, PipelinePaths
@@ -27,7 +29,8 @@ from resources import EmbeddingModel, Neo4jResource, PipelinePaths
         "(chosen stubs, whose titles many files share) are encoded here. An existing vector "
         "index takes each page as it lands; a new one (and the full-text index) is created "
         "after the writes and populated by Neo4j while the steps after this one run "
-        "(vector_index waits for it). Core: nara_kg.build.embeddings.embed_pending."
+        "(vector_index waits for it). After a change set that graph_nodes applied, only its "
+        "records' chunks are read. Core: nara_kg.build.embeddings.sync_embeddings."
     ),
 )
 def text_embeddings(
@@ -47,11 +50,12 @@ def text_embeddings(
         index_existed = indexes.drop_vector_index_of_other_width(
             driver, database, embedder.dimension
         )
-        result = build_embeddings.embed_pending(
+        result = build_embeddings.sync_embeddings(
             driver,
             database,
             embedder,
-            layout=paths.layout,
+            paths.layout,
+            full=is_full_rebuild(context),
             log=context.log.info,
         )
         # The width was checked before the writes: only a missing index is created here.
@@ -60,6 +64,8 @@ def text_embeddings(
     return dg.MaterializeResult(
         metadata={
             **metadata,
+            RECORDS_TOUCHED: result.records_touched,
+            "scope": result.scope,
             "embedded": result.embedded,
             "from_file_parts": result.from_parts,
             "encoded_here": result.encoded,

@@ -11,11 +11,15 @@ from typing import Any
 
 from neo4j import Driver
 
+from nara_kg.build import sync_state
+from nara_kg.build.nodes import NODES_CONCERN
 from nara_kg.embedding.encoder import Embedder, release_free_memory
 from nara_kg.graph import embeddings as embedding_cypher
 from nara_kg.ingest.inputs import file_id_of
 from nara_kg.ingest.layout import WorkLayout
+from nara_kg.ingest.stages.changes import plan_for, read_changes
 from nara_kg.ingest.stages.chunk_embeddings import read_vector_part
+from nara_kg.ingest.stages.common import read_json, write_json
 from nara_kg.model.progress import Log, quiet
 
 
@@ -31,6 +35,11 @@ class EmbeddingResult:
     seconds_total: float = 0.0
     model_key: str = ""
     dimension: int = 0
+    #: Records whose chunks were looked at one by one: the change set's, or (compared whole)
+    #: the chunks that needed a vector.
+    records_touched: int = 0
+    #: "changes" (the change set's records only) or "whole" (every chunk's key compared).
+    scope: str = "whole"
 
     @property
     def chunks_per_second(self) -> float:
@@ -170,6 +179,123 @@ def embed_pending(
             if result.embedded > total_pending * 2 + round_size:
                 raise RuntimeError("embedding loop is not converging: vectors are not being stored")
     if result.encoded or result.from_parts:
+        result.dimension = embedder.dimension
+    result.seconds_total = time.perf_counter() - started
+    return result
+
+
+#: The vector writer's concern; the model its last complete write used is kept beside it
+#: (:data:`_MODEL_STATE`): another model's state is never taken.
+EMBEDDINGS_CONCERN = "text-embeddings"
+_MODEL_STATE = "text-embeddings-model"
+#: The vector writer's state has no count to check (the node writer's run vouches for it).
+_NO_COUNT = "RETURN 0 AS n"
+
+
+def sync_embeddings(
+    driver: Driver,
+    database: str,
+    embedder: Embedder,
+    layout: WorkLayout,
+    *,
+    full: bool = False,
+    log: Log = quiet,
+) -> EmbeddingResult:
+    """Vectors for the chunks that need one. After a change set applied by the node writer on
+    a graph whose vectors were all current at the change set's base, only the change set's
+    records can lack one: only their chunks are read. Otherwise every chunk's key is compared
+    (:func:`embed_pending`)."""
+    synced = sync_state.SyncedSet(driver, database, layout, EMBEDDINGS_CONCERN, _NO_COUNT)
+    changes = read_changes(layout)
+    same_model = (read_json(layout.sync_revision(_MODEL_STATE)) or {}).get("model") == embedder.key
+    at = None if full or changes is None or not same_model else synced.generation(None)
+    plan = plan_for(changes, at, full=full)
+    if plan.mode == "done":
+        return EmbeddingResult(model_key=embedder.key, scope="changes")
+    scoped = (
+        plan.mode == "changes"
+        and plan.changes is not None
+        and sync_state.applied_changes(layout, NODES_CONCERN, plan.changes.generation)
+    )
+    synced.begin()
+    write_json(layout.sync_revision(_MODEL_STATE), {"model": embedder.key})
+    if scoped and plan.changes is not None:
+        result = embed_records(driver, database, embedder, list(plan.changes.na_ids), layout=layout)
+        synced.commit_changes(plan.changes.generation)
+        return result
+    result = embed_pending(driver, database, embedder, layout=layout, log=log)
+    result.records_touched = result.embedded
+    synced.commit_changes(plan.generation)
+    return result
+
+
+def embed_records(
+    driver: Driver,
+    database: str,
+    embedder: Embedder,
+    na_ids: Sequence[int],
+    *,
+    layout: WorkLayout,
+    page_size: int | None = None,
+    round_size: int = 16_384,
+) -> EmbeddingResult:
+    """Vectors for the chunks of `na_ids` that need one: from the per-file parts where they
+    match, encoded otherwise."""
+    page_size = page_size or VECTOR_PAGE_SIZE
+    started = time.perf_counter()
+    result = EmbeddingResult(model_key=embedder.key, records_touched=len(na_ids), scope="changes")
+    rows: list[dict[str, Any]] = []
+    after = ""
+    while na_ids:
+        page = embedding_cypher.fetch_pending_of_records(
+            driver, database, embedder.key, na_ids, round_size, after
+        )
+        if not page:
+            break
+        rows.extend(page)
+        after = str(page[-1]["id"])
+    by_part: dict[str, list[dict[str, Any]]] = {}
+    missing: list[dict[str, Any]] = []
+    for row in rows:
+        if row.get("file"):
+            by_part.setdefault(_part_of(str(row["file"])), []).append(row)
+        else:
+            missing.append(row)
+    found: list[tuple[dict[str, Any], Any]] = []
+    for part, part_rows in sorted(by_part.items()):
+        vectors = read_vector_part(layout.vector_part(part), embedder.key)
+        for row in part_rows:
+            vector = vectors.get((row["id"], row["hash"]))
+            if vector is None:
+                missing.append(row)
+            else:
+                found.append((row, vector))
+
+    def write(page: list[dict[str, Any]], vectors: Sequence[Any]) -> None:
+        embedding_cypher.write_vectors(
+            driver,
+            database,
+            embedder.key,
+            [
+                {"id": r["id"], "hash": r["hash"], "vector": v}
+                for r, v in zip(page, vectors, strict=True)
+            ],
+        )
+        result.embedded += len(page)
+
+    for offset in range(0, len(found), page_size):
+        page_found = found[offset : offset + page_size]
+        write([r for r, _ in page_found], [v for _, v in page_found])
+        result.from_parts += len(page_found)
+    missing.sort(key=lambda row: -len(row["text"]))
+    for offset in range(0, len(missing), page_size):
+        page_rows = missing[offset : offset + page_size]
+        encode_started = time.perf_counter()
+        encoded = embedder.encode([row["text"] for row in page_rows])
+        result.seconds_encoding += time.perf_counter() - encode_started
+        result.encoded += len(page_rows)
+        write(page_rows, list(encoded))
+    if result.embedded:
         result.dimension = embedder.dimension
     result.seconds_total = time.perf_counter() - started
     return result

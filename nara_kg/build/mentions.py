@@ -15,6 +15,7 @@ chunk may now resolve differently).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import time
@@ -28,10 +29,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from neo4j import Driver
 
-from nara_kg.graph.mentions import MentionSync, sync_mentions
+from nara_kg.build.mention_sync import MentionSync, mention_set, sync_mentions
 from nara_kg.ingest.layout import WorkLayout
+from nara_kg.ingest.stages.changes import plan_for, read_changes
 from nara_kg.ingest.stages.chunks import iter_chunks
-from nara_kg.ingest.stages.common import write_table
+from nara_kg.ingest.stages.common import read_json, write_json, write_table
 from nara_kg.ingest.stages.record_selection import read_aliases
 from nara_kg.linking.authorities import Authority, authority_from_properties
 from nara_kg.linking.labels import LabelScore, load_labels, score_labels
@@ -89,6 +91,8 @@ class MentionsResult:
     #: What MENTIONED_IN should hold, as :func:`desired_mentions` reads it from the cache
     #: (kept from the linking pass, which has every chunk's mentions decoded already).
     desired: dict[tuple[str, str], tuple[int, str]] = field(default_factory=dict)
+    #: Records whose chunks were read for linking (0 when nothing changed since the last run).
+    records_touched: int = 0
 
     @property
     def mentions(self) -> int:
@@ -249,6 +253,7 @@ def link_mentions(layout: WorkLayout, *, labels_path: Path | None = None) -> Men
         out["ambiguous"].append(ambiguous_json)
         _count(result, row, mentions, ambiguous)
     result.link_seconds = time.perf_counter() - started
+    result.records_touched = len(contexts)
     del cache
     layout.mentions_cache.parent.mkdir(parents=True, exist_ok=True)
     write_table(pa.Table.from_pydict(out, schema=_CACHE_SCHEMA), layout.mentions_cache)
@@ -309,9 +314,66 @@ def sync_entity_mentions(
 ) -> MentionsResult:
     """Link every chunk (incrementally) and make the graph's MENTIONED_IN equal the result
     (against the last complete write while the graph still holds it; see
-    :mod:`nara_kg.graph.sync_state`)."""
+    :mod:`nara_kg.build.sync_state`).
+
+    When the selection changed nothing since this writer's last complete write (an empty
+    change set, :mod:`nara_kg.ingest.stages.changes`) and the graph still holds that write,
+    nothing is read or linked. Any change links every chunk again (cached chunks reused): the
+    linker is built from every authority record, and a record's context from its ancestors."""
+    synced = mention_set(driver, database, layout)
+    changes = read_changes(layout)
+    full = not trust_snapshot
+    at = None if full or changes is None else synced.generation(changes.generation)
+    plan = plan_for(changes, at, full=full)
+    unchanged = plan.mode == "done" or (
+        plan.mode == "changes" and plan.changes is not None and plan.changes.empty
+    )
+    kept_score = _stored_score(layout, labels_path)
+    if unchanged and (labels_path is None or not labels_path.exists() or kept_score):
+        if plan.mode == "changes" and plan.changes is not None:
+            synced.advance(plan.changes.generation)
+        return MentionsResult(sync=MentionSync(0, 0, 0, 0, "changes"), labels=kept_score)
     result = link_mentions(layout, labels_path=labels_path)
+    _store_score(layout, labels_path, result.labels)
     result.sync = sync_mentions(
-        driver, database, result.desired, layout, trust_snapshot=trust_snapshot
+        driver,
+        database,
+        result.desired,
+        layout,
+        trust_snapshot=trust_snapshot,
+        generation=plan.generation,
     )
     return result
+
+
+#: The label score of the last linking, kept for the runs that link nothing.
+_SCORE_STATE = "linker-mentions-labels"
+
+
+def _labels_digest(labels_path: Path) -> str:
+    return hashlib.sha256(labels_path.read_bytes()).hexdigest()
+
+
+def _store_score(layout: WorkLayout, labels_path: Path | None, score: LabelScore | None) -> None:
+    path = layout.sync_revision(_SCORE_STATE)
+    if labels_path is None or score is None:
+        path.unlink(missing_ok=True)
+        return
+    payload = dataclasses.asdict(score)
+    write_json(path, {"labels": _labels_digest(labels_path), "score": payload})
+
+
+def _stored_score(layout: WorkLayout, labels_path: Path | None) -> LabelScore | None:
+    """The last linking's score against the same labels file, if kept."""
+    if labels_path is None or not labels_path.exists():
+        return None
+    stored = read_json(layout.sync_revision(_SCORE_STATE))
+    if stored is None or stored.get("labels") != _labels_digest(labels_path):
+        return None
+    score = dict(stored["score"])
+    for key in ("false_positive_sample", "false_negative_sample"):
+        score[key] = tuple(tuple(pair) for pair in score.get(key, ()))
+    try:
+        return LabelScore(**score)
+    except TypeError:
+        return None

@@ -12,10 +12,12 @@ from typing import Any
 import pyarrow as pa
 from neo4j import Driver
 
+from nara_kg.build import sync_state
 from nara_kg.graph import nodes as node_cypher
-from nara_kg.graph import sync_state
 from nara_kg.ingest.layout import WorkLayout
+from nara_kg.ingest.stages.changes import ChangeSet, chunks_of_records, plan_for, read_changes
 from nara_kg.ingest.stages.chunks import iter_chunks
+from nara_kg.ingest.stages.record_index import RecordIndex
 from nara_kg.model.progress import Log, quiet
 from nara_kg.model.schema import Prop
 from nara_kg.model.tables import Col
@@ -31,25 +33,15 @@ class NodeSyncResult:
     records_removed: int = 0
     written_by_type: Counter[str] = field(default_factory=Counter)
     #: Where the nodes' current row hashes came from: "snapshot" (the last complete write, which
-    #: the graph still holds) or "graph" (read back).
+    #: the graph still holds), "graph" (read back) or "changes" (the change set's records only).
     existing_from: str = "graph"
+    #: Records whose chunks were read or written one by one.
+    records_touched: int = 0
 
 
-#: The graph_nodes writer's concern in :mod:`nara_kg.graph.sync_state`.
+#: The graph_nodes writer's concern in :mod:`nara_kg.build.sync_state`.
 NODES_CONCERN = "chunk-nodes"
 _SNAPSHOT_ID, _SNAPSHOT_HASH = "chunkId", "rowHash"
-
-
-#: The chunk-row columns a chunk node is made from.
-NODE_COLUMNS = [Col.CHUNK_ID, Col.NODE_TYPE, Col.EMBED, Col.PROPS, Col.ROW_HASH]
-
-
-def node_properties(row: dict[str, Any]) -> dict[str, Any]:
-    """A chunk node's properties from its chunk row (:data:`NODE_COLUMNS`): what every writer of
-    chunk nodes (this one, the first-load bulk import) gives the node."""
-    props: dict[str, Any] = json.loads(row[Col.PROPS])
-    props[Prop.ROW_HASH] = row[Col.ROW_HASH]
-    return props
 
 
 def _existing(
@@ -71,12 +63,111 @@ def sync_nodes(
     log: Log = quiet,
 ) -> NodeSyncResult:
     """Write the chosen chunks whose row changed (every one with `rewrite_all`, the full
-    rebuild) and delete the chunk nodes the input no longer has. The nodes' current row hashes
-    come from the last complete write when the graph still holds it (see
-    :mod:`nara_kg.graph.sync_state`), else from the graph; the full rebuild always reads the
-    graph."""
+    rebuild) and delete the chunk nodes the input no longer has.
+
+    When the last complete write is the graph's and equals the selection before the current
+    change set (:mod:`nara_kg.ingest.stages.changes`), only the change set's records are read
+    and written; otherwise every chosen chunk is compared with the nodes' row hashes, taken from
+    the last complete write when the graph still holds it (:mod:`nara_kg.build.sync_state`),
+    else from the graph; the full rebuild always reads the graph."""
     node_cypher.ensure_node_schema(driver, database)
     synced = sync_state.SyncedSet(driver, database, layout, NODES_CONCERN, node_cypher.CHUNK_COUNT)
+    changes = read_changes(layout)
+    written_at = None if rewrite_all or changes is None else synced.generation(None)
+    plan = plan_for(changes, written_at, full=rewrite_all)
+    if plan.mode == "done":
+        return NodeSyncResult(existing_from="changes")
+    if plan.mode == "changes" and plan.changes is not None:
+        return _sync_changed(driver, database, layout, synced, plan.changes, log)
+    return _sync_whole(driver, database, layout, synced, plan.generation, rewrite_all, log)
+
+
+#: The chunk-row columns a chunk node is made from.
+NODE_COLUMNS = [Col.CHUNK_ID, Col.NODE_TYPE, Col.EMBED, Col.PROPS, Col.ROW_HASH]
+
+
+def node_properties(row: dict[str, Any]) -> dict[str, Any]:
+    """A chunk node's properties from its chunk row (:data:`NODE_COLUMNS`): what every writer of
+    chunk nodes (this one, the first-load bulk import) gives the node."""
+    props: dict[str, Any] = json.loads(row[Col.PROPS])
+    props[Prop.ROW_HASH] = row[Col.ROW_HASH]
+    return props
+
+
+def _node_row(row: dict[str, Any]) -> dict[str, Any]:
+    return {"props": node_properties(row), "embed": row[Col.EMBED]}
+
+
+def _delete_stale(
+    driver: Driver,
+    database: str,
+    layout: WorkLayout,
+    stale: list[str],
+    generation: str | None,
+    result: NodeSyncResult,
+    log: Log,
+) -> None:
+    """Delete `stale` chunk nodes, first recording the relationships they take along (the
+    relationship writers' counts drop by those)."""
+    result.records_removed = sum(1 for chunk_id in stale if chunk_id.endswith("-0"))
+    along = node_cypher.relationship_counts(driver, database, stale) if stale else {}
+    sync_state.record_node_deletions(layout, generation, along)
+    if stale:
+        result.deleted = node_cypher.delete_chunks(driver, database, stale)
+        log(f"deleted {result.deleted} chunk nodes no longer in the input")
+
+
+def _sync_changed(
+    driver: Driver,
+    database: str,
+    layout: WorkLayout,
+    synced: sync_state.SyncedSet,
+    changes: ChangeSet,
+    log: Log,
+) -> NodeSyncResult:
+    """The change set's records alone: their chunks written where the row changed, their
+    chunk nodes no longer chosen deleted."""
+    result = NodeSyncResult(existing_from="changes", records_touched=len(changes.na_ids))
+    ids = list(changes.na_ids)
+    if not ids:
+        sync_state.record_node_deletions(layout, changes.generation, {})
+        synced.advance(changes.generation)
+        return result
+    existing = node_cypher.row_hashes_of_records(driver, database, ids)
+    with RecordIndex(layout.record_index) as index:
+        chosen = index.records(ids)
+    synced.begin()
+    desired: set[str] = set()
+    by_type: dict[str, list[dict[str, Any]]] = {}
+    for row in chunks_of_records(layout, chosen.values(), NODE_COLUMNS):
+        result.desired += 1
+        desired.add(row[Col.CHUNK_ID])
+        if existing.get(row[Col.CHUNK_ID]) == row[Col.ROW_HASH]:
+            result.unchanged += 1
+            continue
+        node = _node_row(row)
+        if node["props"][Prop.CHUNK_SEQ_ID] == 0:
+            result.records_written += 1
+        by_type.setdefault(row[Col.NODE_TYPE], []).append(node)
+    for node_type, rows in by_type.items():
+        node_cypher.upsert_nodes(driver, database, node_type, rows)
+        result.written += len(rows)
+        result.written_by_type[node_type] += len(rows)
+    stale = sorted(chunk_id for chunk_id in existing if chunk_id not in desired)
+    _delete_stale(driver, database, layout, stale, changes.generation, result, log)
+    synced.commit_changes(changes.generation)
+    return result
+
+
+def _sync_whole(
+    driver: Driver,
+    database: str,
+    layout: WorkLayout,
+    synced: sync_state.SyncedSet,
+    generation: str | None,
+    rewrite_all: bool,
+    log: Log,
+) -> NodeSyncResult:
     existing, existing_from = _existing(driver, database, synced, trust_snapshot=not rewrite_all)
     result = NodeSyncResult(existing_from=existing_from)
     synced.begin()
@@ -85,6 +176,7 @@ def sync_nodes(
     pending: dict[str, list[dict[str, Any]]] = {}
     flush_at = 2_000
     started = time.monotonic()
+    columns = NODE_COLUMNS
     # One batch is written while the next is read and decoded: Python waited on Neo4j for each
     # batch, and Neo4j on Python for the next. At most one write is in flight, and all have
     # landed before the stale nodes are deleted and the snapshot is committed.
@@ -108,17 +200,17 @@ def sync_nodes(
                 result.written += len(rows)
                 result.written_by_type[node_type] += len(rows)
 
-        for row in iter_chunks(layout, NODE_COLUMNS):
+        for row in iter_chunks(layout, columns):
             result.desired += 1
             desired[row[Col.CHUNK_ID]] = row[Col.ROW_HASH]
             if not rewrite_all and existing.get(row[Col.CHUNK_ID]) == row[Col.ROW_HASH]:
                 result.unchanged += 1
                 continue
-            props = node_properties(row)
-            if props[Prop.CHUNK_SEQ_ID] == 0:
+            node = _node_row(row)
+            if node["props"][Prop.CHUNK_SEQ_ID] == 0:
                 result.records_written += 1
             batch = pending.setdefault(row[Col.NODE_TYPE], [])
-            batch.append({"props": props, "embed": row[Col.EMBED]})
+            batch.append(node)
             if len(batch) >= flush_at:
                 flush(row[Col.NODE_TYPE])
                 log(f"wrote {result.written} nodes ({time.monotonic() - started:.1f}s)")
@@ -126,9 +218,10 @@ def sync_nodes(
             flush(node_type)
         landed()
     stale = [chunk_id for chunk_id in existing if chunk_id not in desired]
-    result.records_removed = sum(1 for chunk_id in stale if chunk_id.endswith("-0"))
-    if stale:
-        result.deleted = node_cypher.delete_chunks(driver, database, stale)
-        log(f"deleted {result.deleted} chunk nodes no longer in the input")
-    synced.commit(pa.table({_SNAPSHOT_ID: list(desired), _SNAPSHOT_HASH: list(desired.values())}))
+    _delete_stale(driver, database, layout, stale, generation, result, log)
+    result.records_touched = sum(1 for chunk_id in desired if chunk_id.endswith("-0"))
+    synced.commit(
+        pa.table({_SNAPSHOT_ID: list(desired), _SNAPSHOT_HASH: list(desired.values())}),
+        generation,
+    )
     return result

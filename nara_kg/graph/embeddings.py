@@ -42,6 +42,19 @@ ORDER BY id
 LIMIT $limit
 """
 
+#: :data:`PENDING` among the chunks of the given records (through the naId index).
+PENDING_OF_RECORDS = f"""
+UNWIND $ids AS naId
+MATCH (c:{Label.CHUNK}:{Label.RECORD_WITH_TEXT} {{{Prop.NA_ID}: naId}})
+WHERE c.{Prop.CHUNK_ID} > $after
+  AND (c.{Prop.EMBEDDING_KEY} IS NULL
+       OR c.{Prop.EMBEDDING_KEY} <> $model + '|' + c.{Prop.TEXT_HASH})
+RETURN c.{Prop.CHUNK_ID} AS id, c.{Prop.TEXT} AS text, c.{Prop.TEXT_HASH} AS hash,
+       c.{Prop.FILE_NAME} AS file
+ORDER BY id
+LIMIT $limit
+"""
+
 COUNT_PENDING = f"""
 MATCH (c:{Label.RECORD_WITH_TEXT})
 WHERE c.{Prop.EMBEDDING_KEY} IS NULL OR c.{Prop.EMBEDDING_KEY} <> $model + '|' + c.{Prop.TEXT_HASH}
@@ -96,3 +109,24 @@ def write_vectors(
         for r in rows
     ]
     return write_batches(driver, database, WRITE, payload, batch_size=500)
+
+
+def fetch_pending_of_records(
+    driver: Driver,
+    database: str,
+    model_key: str,
+    na_ids: Sequence[int],
+    limit: int,
+    after: str = "",
+) -> list[dict[str, Any]]:
+    """:func:`fetch_pending` among the chunks of the records `na_ids`."""
+    records, _, _ = driver.execute_query(
+        PENDING_OF_RECORDS,
+        model=model_key,
+        ids=list(na_ids),
+        limit=limit,
+        after=after,
+        database_=database,
+        routing_="r",
+    )
+    return [r.data() for r in records]

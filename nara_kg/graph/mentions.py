@@ -1,17 +1,14 @@
-"""MENTIONED_IN in Neo4j: made equal to a desired set by difference, read back per record, and
-walked from a question's entities (the authorities it names) to the records around them."""
+"""MENTIONED_IN in Neo4j: read back, written and deleted by pairs (the by-difference writer is
+:mod:`nara_kg.build.mention_sync`), and walked from a question's entities (the authorities it
+names) to the records around them."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-import pyarrow as pa
 from neo4j import Driver
 
-from nara_kg.graph import sync_state
 from nara_kg.graph.batches import ListedRead, read_listed, write_batches
-from nara_kg.ingest.layout import WorkLayout
 from nara_kg.model.schema import (
     AUTHORITY_RELATIONSHIPS,
     AUTHORITY_TYPES,
@@ -24,33 +21,8 @@ from nara_kg.model.schema import (
 #: (authority's first chunk, mentioning chunk) -> (count, surface).
 DesiredMentions = dict[tuple[str, str], tuple[int, str]]
 
-
-@dataclass(frozen=True)
-class MentionSync:
-    desired: int
-    added: int
-    updated: int
-    removed: int
-    #: "snapshot" (the last complete write, which the graph still holds) or "graph" (read back).
-    existing_from: str = "graph"
-
-
-#: The linker's concern in :mod:`nara_kg.graph.sync_state`; the count is of every MENTIONED_IN
-#: (the LLM's too: when entity_extraction changes them, the graph is read back).
-MENTIONS_CONCERN = "linker-mentions"
+#: Every MENTIONED_IN (the LLM's too), from the count store.
 MENTION_COUNT = f"MATCH ()-[r:{Rel.MENTIONED_IN}]->() RETURN count(r) AS n"
-_MENTION_COLUMNS = ("authority", "chunk", "count", "surface")
-
-
-def _current(
-    driver: Driver, database: str, synced: sync_state.SyncedSet | None
-) -> tuple[DesiredMentions, str]:
-    table = synced.trusted() if synced is not None else None
-    if table is not None:
-        a, b, count, surface = (table[c].to_pylist() for c in _MENTION_COLUMNS)
-        mentions = {(x, y): (n, s) for x, y, n, s in zip(a, b, count, surface, strict=True)}
-        return mentions, "snapshot"
-    return existing_mentions(driver, database), "graph"
 
 
 def existing_mentions(driver: Driver, database: str) -> DesiredMentions:
@@ -67,36 +39,9 @@ def existing_mentions(driver: Driver, database: str) -> DesiredMentions:
     return found
 
 
-def sync_mentions(
-    driver: Driver,
-    database: str,
-    desired: DesiredMentions,
-    layout: WorkLayout | None = None,
-    *,
-    trust_snapshot: bool = True,
-) -> MentionSync:
-    """Add missing and changed relationships (UNWIND + MERGE, properties set), delete the rest.
-    With `layout`, the current ones come from the last complete write when the graph still
-    holds it (:mod:`nara_kg.graph.sync_state`; not with `trust_snapshot` False), and this write
-    is recorded there for the next run."""
-    synced = (
-        sync_state.SyncedSet(
-            driver,
-            database,
-            layout,
-            MENTIONS_CONCERN,
-            MENTION_COUNT,
-            endpoint_columns=_MENTION_COLUMNS[:2],
-        )
-        if layout is not None
-        else None
-    )
-    current, existing_from = _current(driver, database, synced if trust_snapshot else None)
-    if synced is not None:
-        synced.begin()
-    to_write = sorted(edge for edge, value in desired.items() if current.get(edge) != value)
-    to_remove = sorted(set(current) - set(desired))
-    write_batches(
+def write_mentions(driver: Driver, database: str, rows: list[list[Any]]) -> int:
+    """Rows are [authority chunk, chunk, count, surface]: created, or their properties set."""
+    return write_batches(
         driver,
         database,
         f"UNWIND $rows AS e "
@@ -108,33 +53,23 @@ def sync_mentions(
         f"CREATE (a)-[:{Rel.MENTIONED_IN} "
         f"{{{MentionProp.COUNT}: e[2], {MentionProp.SURFACE}: e[3]}}]->(b)) "
         f"SET old.{MentionProp.COUNT} = e[2], old.{MentionProp.SURFACE} = e[3]",
-        [[a, b, *desired[(a, b)]] for a, b in to_write],
+        rows,
         batch_size=5_000,
     )
-    write_batches(
+
+
+def delete_mentions(driver: Driver, database: str, edges: list[list[str]]) -> int:
+    """Deletes the linker's MENTIONED_IN (not the LLM's) between the [authority, chunk] pairs."""
+    return write_batches(
         driver,
         database,
         f"UNWIND $rows AS e "
         f"MATCH (a:{Label.CHUNK} {{{Prop.CHUNK_ID}: e[0]}})-[r:{Rel.MENTIONED_IN}]->"
         f"(b:{Label.CHUNK} {{{Prop.CHUNK_ID}: e[1]}}) "
         f"WHERE r.{MentionProp.SOURCE} IS NULL DELETE r",
-        [list(edge) for edge in to_remove],
+        edges,
         batch_size=5_000,
     )
-    added = sum(1 for edge in to_write if edge not in current)
-    if synced is not None:
-        ordered = sorted(desired)
-        synced.commit(
-            pa.table(
-                {
-                    "authority": pa.array([a for a, _ in ordered], type=pa.string()),
-                    "chunk": pa.array([b for _, b in ordered], type=pa.string()),
-                    "count": pa.array([desired[e][0] for e in ordered], type=pa.int64()),
-                    "surface": pa.array([desired[e][1] for e in ordered], type=pa.string()),
-                }
-            )
-        )
-    return MentionSync(len(desired), added, len(to_write) - added, len(to_remove), existing_from)
 
 
 def record_mention_pairs(driver: Driver, database: str) -> set[tuple[int, int]]:

@@ -91,3 +91,29 @@ RETURN c.{Prop.NODE_TYPE} AS type, count(*) AS chunks,
         routing_="r",
     )
     return {f"{r['type']}.{key}": r[key] for r in records for key in ("chunks", "records", "stubs")}
+
+
+def row_hashes_of_records(
+    driver: Driver, database: str, na_ids: list[int]
+) -> dict[str, str | None]:
+    """chunkId -> rowHash of the chunk nodes of the given records (through the naId index)."""
+    records, _, _ = driver.execute_query(
+        f"UNWIND $ids AS id MATCH (c:{Label.CHUNK} {{{Prop.NA_ID}: id}}) "
+        f"RETURN c.{Prop.CHUNK_ID} AS id, c.{Prop.ROW_HASH} AS h",
+        ids=na_ids,
+        database_=database,
+        routing_="r",
+    )
+    return {r["id"]: r["h"] for r in records}
+
+
+def relationship_counts(driver: Driver, database: str, chunk_ids: list[str]) -> dict[str, int]:
+    """Relationships per type that deleting the given chunk nodes would take with them."""
+    records, _, _ = driver.execute_query(
+        f"UNWIND $ids AS id MATCH (:{Label.CHUNK} {{{Prop.CHUNK_ID}: id}})-[r]-() "
+        "WITH DISTINCT r RETURN type(r) AS type, count(r) AS n",
+        ids=chunk_ids,
+        database_=database,
+        routing_="r",
+    )
+    return {str(r["type"]): int(r["n"]) for r in records}

@@ -65,6 +65,16 @@ class WorkLayout:
         return self.root / "selection" / "aliases.parquet"
 
     @property
+    def record_index(self) -> Path:
+        """The chosen records by naId, parent and cited naId (:mod:`record_index`)."""
+        return self.root / "selection" / "records.sqlite"
+
+    @property
+    def changes(self) -> Path:
+        """What the last selection changed (:mod:`nara_kg.ingest.stages.changes`)."""
+        return self.root / "selection" / "changes.json"
+
+    @property
     def rejects(self) -> Path:
         """All rejected lines of the live files, in one table for people to read."""
         return self.root / "rejects.parquet"
@@ -100,7 +110,7 @@ class WorkLayout:
         """Token counts of report-context texts, kept between runs."""
         return self.root / "reports" / "token-counts.sqlite"
 
-    # --------------------------------------------- graph writers' snapshots (graph/sync_state)
+    # --------------------------------------------- graph writers' snapshots (build/sync_state)
     def sync_snapshot(self, concern: str) -> Path:
         """What a by-difference writer last wrote to the graph (e.g. chunkId -> rowHash)."""
         return self.root / "graph-state" / f"{concern}.parquet"

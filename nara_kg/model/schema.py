@@ -60,7 +60,7 @@ class Label(StrEnum):
     ENTITY = "Entity"
     #: One per by-difference writer: the revision of its last complete write, so that the
     #: writer's own record of what it wrote may stand in for reading the graph back
-    #: (:mod:`nara_kg.graph.sync_state`; properties in `SyncProp`).
+    #: (:mod:`nara_kg.build.sync_state`; properties in `SyncProp`).
     SYNC_STATE = "SyncState"
 
 

@@ -14,13 +14,14 @@ import pytest
 
 from graph_assets import entity_extraction
 from nara_kg.build.extraction import SKIPPED_NO_LLM
+from nara_kg.build.mention_sync import sync_mentions
 from nara_kg.demo import generate_demo_data
 from nara_kg.generation.entity_extraction import (
     COMPLETION_DELIMITER,
     CONTINUE_PROMPT,
     LOOP_PROMPT,
 )
-from nara_kg.graph.mentions import existing_mentions, sync_mentions
+from nara_kg.graph.mentions import existing_mentions
 from nara_kg.model.schema import DESCRIPTION_TYPES, LLM_SOURCE, Label, MentionProp, Rel
 from quality.names import ENTITY_MENTIONS_LABELS
 from resources import LLMResource

@@ -9,13 +9,14 @@ from typing import Any
 
 import pytest
 
-from nara_kg.graph import sync_state
-from nara_kg.graph.mentions import MENTIONS_CONCERN, existing_mentions, sync_mentions
+from nara_kg.build import sync_state
+from nara_kg.build.edge_sync import sync_edges
+from nara_kg.build.mention_sync import MENTIONS_CONCERN, sync_mentions
+from nara_kg.graph.mentions import existing_mentions
 from nara_kg.graph.relationships import (
     count_statement,
     edge_concern,
     existing_edges,
-    sync_edges,
 )
 from nara_kg.ingest.layout import WorkLayout
 from nara_kg.model.schema import Label, Prop, Rel

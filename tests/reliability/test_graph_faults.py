@@ -10,11 +10,12 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
+from nara_kg.build import sync_state
+from nara_kg.build.edge_sync import sync_edges
 from nara_kg.build.nodes import sync_nodes
 from nara_kg.build.relationships import sync_includes
-from nara_kg.graph import sync_state
 from nara_kg.graph.nodes import CHUNK_COUNT
-from nara_kg.graph.relationships import edge_concern, existing_edges, sync_edges
+from nara_kg.graph.relationships import edge_concern, existing_edges
 from nara_kg.ingest.layout import WorkLayout
 from nara_kg.model.schema import Rel
 from quality import graph_checks

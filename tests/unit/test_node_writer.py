@@ -26,7 +26,10 @@ class _Synced:
     def begin(self) -> None:
         pass
 
-    def commit(self, table: Any) -> None:
+    def generation(self, _now: Any) -> None:
+        return None
+
+    def commit(self, table: Any, _generation: Any = None) -> None:
         _Synced.committed.append(table)
 
 
@@ -54,6 +57,9 @@ def graph(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
         lambda _d, _db, ids: seen["deleted"].extend(ids) or len(ids),
     )
     monkeypatch.setattr(nodes.sync_state, "SyncedSet", _Synced)
+    monkeypatch.setattr(nodes.sync_state, "record_node_deletions", lambda *_: None)
+    monkeypatch.setattr(nodes.node_cypher, "relationship_counts", lambda *_: {})
+    monkeypatch.setattr(nodes, "read_changes", lambda _layout: None)
     monkeypatch.setattr(nodes, "iter_chunks", lambda *_: iter(_rows(4_500)))
     _Synced.committed = []
     return seen

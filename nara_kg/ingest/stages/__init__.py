@@ -11,6 +11,9 @@ functions, one module per asset:
 * :mod:`.parsed_records`: `parse_file` (records and rejects parts).
 * :mod:`.record_selection`: `select_live_records` (graph-wide: one row per naId, the alias
   table, the parsed index, the rejects table); `parse_inputs` parses every file and selects.
+* :mod:`.changes`: the change set the selection leaves for the graph writers (naIds added,
+  changed or removed, files whose parts changed), computed from the changed files' chunk parts
+  against :mod:`.record_index` (the chosen records in SQLite, by naId, parent and cited naId).
 * :mod:`.chunks`: `chunk_file`; `chunk_records` over every file; `iter_chunks` and
   `record_links` read the chunks of the chosen rows.
 * :mod:`.chunk_embeddings`: `plan_file`, `encode_pending`, `write_vectors` (vectors of the

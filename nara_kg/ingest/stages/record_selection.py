@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 from nara_kg.ingest.inputs import SKIPPED_FILE, InputFile, SkippedFile, file_id_of, scan_input_tree
 from nara_kg.ingest.layout import WorkLayout
 from nara_kg.ingest.records import UnreadablePart, select_records
+from nara_kg.ingest.stages.changes import ChangeSet, update_record_index
 from nara_kg.ingest.stages.common import corrupt_work_file, read_json, write_table
 from nara_kg.ingest.stages.parsed_records import parse_file
 from nara_kg.model.progress import Log, quiet
@@ -98,6 +99,8 @@ class ParseResult:
     duplicates: list[dict[str, Any]] = field(default_factory=list)
     aliases: int = 0
     per_file: list[dict[str, Any]] = field(default_factory=list)
+    #: What this selection changed since the last one (None when it selected nothing).
+    changes: ChangeSet | None = None
 
     @property
     def reject_share(self) -> float:
@@ -185,6 +188,10 @@ def select_live_records(
         ),
         layout.aliases,
     )
+    chosen_by_file: dict[str, list[int]] = {f.file_id: [] for f in live.files}
+    for part, row_index in chosen:
+        chosen_by_file[live.files[part].file_id].append(row_index)
+    result.changes = update_record_index(layout, chosen_by_file, selection.aliases.items())
     result.chosen_records = selection.records
     result.chosen_stubs = selection.stubs
     result.duplicates = selection.duplicates

@@ -1,0 +1,260 @@
+"""The chosen records, indexed on disk by the keys the graph writers look them up by.
+
+One row per chosen naId (its file, its row there, a digest of its chunks, its chunk count and
+parent), the references each record holds, and the organization-name aliases. record_selection
+replaces the rows of the files whose parts changed, in one transaction; the writers read the
+rows of the records a change set names, their children (by parent) and the records citing them
+(by cited naId).
+
+Why SQLite (the standard library's `sqlite3`) rather than Parquet row groups: the writers'
+reads are point and range lookups on three different keys (naId, parent, cited naId) and the
+updates replace one file's rows at a time; a B-tree answers each lookup in O(log N) without
+reading the rest of the table, and a transaction keeps the index whole when a run is killed.
+Parquet serves a scan by file, but a lookup by parent or cited naId would read every row group.
+Nothing of the index is held in Python memory beyond the rows a lookup returns.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS files (file_id TEXT PRIMARY KEY, fingerprint TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS records (
+  na_id INTEGER PRIMARY KEY, file_id TEXT NOT NULL, row INTEGER NOT NULL,
+  digest TEXT NOT NULL, node_type TEXT NOT NULL, chunk_count INTEGER NOT NULL,
+  parent INTEGER
+);
+CREATE INDEX IF NOT EXISTS records_by_file ON records (file_id);
+CREATE INDEX IF NOT EXISTS records_by_parent ON records (parent);
+CREATE TABLE IF NOT EXISTS refs (
+  na_id INTEGER NOT NULL, rel TEXT NOT NULL, target INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS refs_by_record ON refs (na_id);
+CREATE INDEX IF NOT EXISTS refs_by_target ON refs (target);
+CREATE TABLE IF NOT EXISTS aliases (alias INTEGER PRIMARY KEY, na_id INTEGER NOT NULL);
+"""
+
+#: Keys per `IN (...)` lookup (SQLite's default limit on bound parameters is 32,766).
+KEYS_PER_QUERY = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedRecord:
+    """One chosen record as the index holds it."""
+
+    na_id: int
+    file_id: str
+    row: int
+    digest: str
+    node_type: str
+    chunk_count: int
+    parent: int | None
+    #: (relationship type, cited naId) of every reference the record holds.
+    references: tuple[tuple[str, int], ...] = ()
+
+
+def _chunks(keys: Iterable[int], size: int = KEYS_PER_QUERY) -> Iterator[list[int]]:
+    batch: list[int] = []
+    for key in keys:
+        batch.append(key)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+class RecordIndex:
+    """The index at `path` (created on first use)."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self.db = sqlite3.connect(path, isolation_level=None)
+        self.db.executescript(SCHEMA)
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> RecordIndex:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    # ----------------------------------------------------------------------------- meta
+    def generation(self) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+        return None if row is None else str(row[0])
+
+    def set_generation(self, generation: str) -> None:
+        self.db.execute(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES ('generation', ?)", (generation,)
+        )
+
+    def clear_generation(self) -> None:
+        self.db.execute("DELETE FROM meta WHERE key = 'generation'")
+
+    # ---------------------------------------------------------------------------- files
+    def fingerprints(self) -> dict[str, str]:
+        """file_id -> fingerprint of every indexed file (one row per file, not per record)."""
+        return dict(self.db.execute("SELECT file_id, fingerprint FROM files"))
+
+    def set_file(self, file_id: str, fingerprint: str) -> None:
+        self.db.execute(
+            "INSERT OR REPLACE INTO files (file_id, fingerprint) VALUES (?, ?)",
+            (file_id, fingerprint),
+        )
+
+    def drop_file(self, file_id: str) -> list[IndexedRecord]:
+        """Remove a file and its records; returns the records it had."""
+        old = list(self.records_of_file(file_id))
+        for batch in _chunks(r.na_id for r in old):
+            marks = ",".join("?" * len(batch))
+            self.db.execute(f"DELETE FROM refs WHERE na_id IN ({marks})", batch)
+            self.db.execute(f"DELETE FROM records WHERE na_id IN ({marks})", batch)
+        self.db.execute("DELETE FROM files WHERE file_id = ?", (file_id,))
+        return old
+
+    # -------------------------------------------------------------------------- records
+    def put(self, records: Sequence[IndexedRecord]) -> None:
+        for batch in _chunks(r.na_id for r in records):
+            marks = ",".join("?" * len(batch))
+            self.db.execute(f"DELETE FROM refs WHERE na_id IN ({marks})", batch)
+        self.db.executemany(
+            "INSERT OR REPLACE INTO records VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                (r.na_id, r.file_id, r.row, r.digest, r.node_type, r.chunk_count, r.parent)
+                for r in records
+            ],
+        )
+        self.db.executemany(
+            "INSERT INTO refs VALUES (?, ?, ?)",
+            [(r.na_id, rel, target) for r in records for rel, target in r.references],
+        )
+
+    def _rows(self, where: str, params: Sequence[object]) -> list[IndexedRecord]:
+        rows = self.db.execute(
+            "SELECT na_id, file_id, row, digest, node_type, chunk_count, parent FROM records "
+            f"WHERE {where}",
+            params,
+        ).fetchall()
+        refs: dict[int, list[tuple[str, int]]] = {}
+        for batch in _chunks(r[0] for r in rows):
+            marks = ",".join("?" * len(batch))
+            for na_id, rel, target in self.db.execute(
+                f"SELECT na_id, rel, target FROM refs WHERE na_id IN ({marks}) ORDER BY rowid",
+                batch,
+            ):
+                refs.setdefault(na_id, []).append((rel, target))
+        return [
+            IndexedRecord(
+                na_id=int(na_id),
+                file_id=str(file_id),
+                row=int(row),
+                digest=str(digest),
+                node_type=str(node_type),
+                chunk_count=int(chunk_count),
+                parent=None if parent is None else int(parent),
+                references=tuple(refs.get(na_id, ())),
+            )
+            for na_id, file_id, row, digest, node_type, chunk_count, parent in rows
+        ]
+
+    def records_of_file(self, file_id: str) -> list[IndexedRecord]:
+        return self._rows("file_id = ?", (file_id,))
+
+    def records(self, na_ids: Iterable[int]) -> dict[int, IndexedRecord]:
+        """The chosen records among `na_ids` (absent ones are not chosen)."""
+        found: dict[int, IndexedRecord] = {}
+        for batch in _chunks(sorted(set(na_ids))):
+            for record in self._rows(f"na_id IN ({','.join('?' * len(batch))})", batch):
+                found[record.na_id] = record
+        return found
+
+    def children(self, parents: Iterable[int]) -> set[int]:
+        """The chosen records whose parent is one of `parents`."""
+        found: set[int] = set()
+        for batch in _chunks(sorted(set(parents))):
+            marks = ",".join("?" * len(batch))
+            found.update(
+                row[0]
+                for row in self.db.execute(
+                    f"SELECT na_id FROM records WHERE parent IN ({marks})", batch
+                )
+            )
+        return found
+
+    def citing(self, targets: Iterable[int]) -> set[int]:
+        """The chosen records holding a reference to one of `targets`."""
+        found: set[int] = set()
+        for batch in _chunks(sorted(set(targets))):
+            marks = ",".join("?" * len(batch))
+            found.update(
+                row[0]
+                for row in self.db.execute(
+                    f"SELECT DISTINCT na_id FROM refs WHERE target IN ({marks})", batch
+                )
+            )
+        return found
+
+    # -------------------------------------------------------------------------- aliases
+    def aliases(self, alias_ids: Iterable[int]) -> dict[int, int]:
+        """alias naId -> its organization, for the given aliases that have one."""
+        found: dict[int, int] = {}
+        for batch in _chunks(sorted(set(alias_ids))):
+            marks = ",".join("?" * len(batch))
+            found.update(
+                self.db.execute(f"SELECT alias, na_id FROM aliases WHERE alias IN ({marks})", batch)
+            )
+        return found
+
+    def aliases_of(self, organizations: Iterable[int]) -> set[int]:
+        """The alias naIds that resolve to one of `organizations`."""
+        found: set[int] = set()
+        for batch in _chunks(sorted(set(organizations))):
+            marks = ",".join("?" * len(batch))
+            found.update(
+                row[0]
+                for row in self.db.execute(
+                    f"SELECT alias FROM aliases WHERE na_id IN ({marks})", batch
+                )
+            )
+        return found
+
+    def replace_aliases(self, aliases: Iterable[tuple[int, int]]) -> list[int]:
+        """Make the alias table equal `aliases`; returns the aliases added, removed or moved."""
+        self.db.execute(
+            "CREATE TEMP TABLE IF NOT EXISTS new_aliases (alias INTEGER PRIMARY KEY, na_id INTEGER)"
+        )
+        self.db.execute("DELETE FROM new_aliases")
+        self.db.executemany("INSERT OR REPLACE INTO new_aliases VALUES (?, ?)", aliases)
+        changed = [
+            row[0]
+            for row in self.db.execute(
+                "SELECT a.alias FROM aliases a LEFT JOIN new_aliases n ON a.alias = n.alias "
+                "WHERE n.na_id IS NULL OR n.na_id <> a.na_id "
+                "UNION SELECT n.alias FROM new_aliases n LEFT JOIN aliases a ON a.alias = n.alias "
+                "WHERE a.na_id IS NULL"
+            )
+        ]
+        self.db.execute("DELETE FROM aliases")
+        self.db.execute("INSERT INTO aliases SELECT alias, na_id FROM new_aliases")
+        self.db.execute("DELETE FROM new_aliases")
+        return sorted(changed)
