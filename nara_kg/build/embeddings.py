@@ -46,6 +46,26 @@ class EmbeddingResult:
         return self.encoded / self.seconds_encoding if self.seconds_encoding else 0.0
 
 
+def _write_page(
+    driver: Driver,
+    database: str,
+    model_key: str,
+    page: list[dict[str, Any]],
+    vectors: Sequence[Any],
+) -> int:
+    """One page of pending chunks' vectors onto their nodes, stamped with the model key."""
+    embedding_cypher.write_vectors(
+        driver,
+        database,
+        model_key,
+        [
+            {"id": r["id"], "hash": r["hash"], "vector": v}
+            for r, v in zip(page, vectors, strict=True)
+        ],
+    )
+    return len(page)
+
+
 def _part_of(file_name: str) -> str:
     # A zip member is named "<archive>!<member>": the part belongs to the archive.
     return file_id_of(file_name.split("!", 1)[0])
@@ -98,16 +118,7 @@ def embed_pending(
     log(f"{total_pending} chunks need an embedding (model {embedder.key})")
 
     def write(page: list[dict[str, Any]], vectors: Sequence[Any]) -> int:
-        embedding_cypher.write_vectors(
-            driver,
-            database,
-            embedder.key,
-            [
-                {"id": r["id"], "hash": r["hash"], "vector": v}
-                for r, v in zip(page, vectors, strict=True)
-            ],
-        )
-        return len(page)
+        return _write_page(driver, database, embedder.key, page, vectors)
 
     # One page is written while the next is encoded: the model releases the GIL, so packing
     # and sending vectors costs no model time. At most one write is in flight, and a round
@@ -272,16 +283,7 @@ def embed_records(
                 found.append((row, vector))
 
     def write(page: list[dict[str, Any]], vectors: Sequence[Any]) -> None:
-        embedding_cypher.write_vectors(
-            driver,
-            database,
-            embedder.key,
-            [
-                {"id": r["id"], "hash": r["hash"], "vector": v}
-                for r, v in zip(page, vectors, strict=True)
-            ],
-        )
-        result.embedded += len(page)
+        result.embedded += _write_page(driver, database, embedder.key, page, vectors)
 
     for offset in range(0, len(found), page_size):
         page_found = found[offset : offset + page_size]

@@ -16,6 +16,12 @@ def embedding_key(model_key: str, text_hash: str) -> str:
     return f"{model_key}|{text_hash}"
 
 
+#: A chunk whose vector is missing or was made from another text or model.
+_STALE = (
+    f"(c.{Prop.EMBEDDING_KEY} IS NULL "
+    f"OR c.{Prop.EMBEDDING_KEY} <> $model + '|' + c.{Prop.TEXT_HASH})"
+)
+
 #: Pending chunks after `$after` in chunkId order. Every recordWithText node is a Chunk, and
 #: naming both labels lets the planner walk the chunkId constraint's index in order from
 #: `$after` and stop at `$limit`: a round reads its own rows, not every chunk (reading all of
@@ -23,8 +29,7 @@ def embedding_key(model_key: str, text_hash: str) -> str:
 PENDING = f"""
 MATCH (c:{Label.CHUNK}:{Label.RECORD_WITH_TEXT})
 WHERE c.{Prop.CHUNK_ID} > $after
-  AND (c.{Prop.EMBEDDING_KEY} IS NULL
-       OR c.{Prop.EMBEDDING_KEY} <> $model + '|' + c.{Prop.TEXT_HASH})
+  AND {_STALE}
 RETURN c.{Prop.CHUNK_ID} AS id, c.{Prop.TEXT} AS text, c.{Prop.TEXT_HASH} AS hash,
        c.{Prop.FILE_NAME} AS file
 ORDER BY id
@@ -35,8 +40,7 @@ LIMIT $limit
 PENDING_KEYS = f"""
 MATCH (c:{Label.CHUNK}:{Label.RECORD_WITH_TEXT})
 WHERE c.{Prop.CHUNK_ID} > $after
-  AND (c.{Prop.EMBEDDING_KEY} IS NULL
-       OR c.{Prop.EMBEDDING_KEY} <> $model + '|' + c.{Prop.TEXT_HASH})
+  AND {_STALE}
 RETURN c.{Prop.CHUNK_ID} AS id, c.{Prop.TEXT_HASH} AS hash, c.{Prop.FILE_NAME} AS file
 ORDER BY id
 LIMIT $limit
@@ -47,8 +51,7 @@ PENDING_OF_RECORDS = f"""
 UNWIND $ids AS naId
 MATCH (c:{Label.CHUNK}:{Label.RECORD_WITH_TEXT} {{{Prop.NA_ID}: naId}})
 WHERE c.{Prop.CHUNK_ID} > $after
-  AND (c.{Prop.EMBEDDING_KEY} IS NULL
-       OR c.{Prop.EMBEDDING_KEY} <> $model + '|' + c.{Prop.TEXT_HASH})
+  AND {_STALE}
 RETURN c.{Prop.CHUNK_ID} AS id, c.{Prop.TEXT} AS text, c.{Prop.TEXT_HASH} AS hash,
        c.{Prop.FILE_NAME} AS file
 ORDER BY id
@@ -57,7 +60,7 @@ LIMIT $limit
 
 COUNT_PENDING = f"""
 MATCH (c:{Label.RECORD_WITH_TEXT})
-WHERE c.{Prop.EMBEDDING_KEY} IS NULL OR c.{Prop.EMBEDDING_KEY} <> $model + '|' + c.{Prop.TEXT_HASH}
+WHERE {_STALE}
 RETURN count(c) AS n
 """
 
