@@ -2,10 +2,11 @@
 what changed since: no run at all when nothing did, the per-file stages of the changed files
 only when some did.
 
-A build that finds nothing changed used to repeat every step: a run over every partition (each
-file re-stat'ed, re-hashed and its partition materialized again), then every graph-wide step in
-a process of its own, each reading the whole graph to find no difference. Its cost was mostly
-orchestration (process starts, event writes), and it grew with the number of files.
+Without this record a build that finds nothing changed would still repeat every step: a run
+over every partition (each file re-stat'ed, re-hashed and its partition materialized again),
+then every graph-wide step in a process of its own. That cost is mostly orchestration (process
+starts, event writes) and grows with the number of files: 129 s for 3,000 records, against
+about 10 s (the CLI's start-up) when nothing is launched.
 
 The record is written only after a build whose runs all succeeded, and removed when a build
 starts, so a failed or killed build leaves none and the next build runs everything. It holds:

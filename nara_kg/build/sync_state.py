@@ -2,8 +2,8 @@
 still holds exactly that.
 
 A writer (chunk nodes, one relationship type, the linker's mentions) makes the graph equal a
-desired set by difference; finding the difference used to mean reading the whole of its part of
-the graph back, every run, however little had changed. Now each complete write leaves
+desired set by difference. Finding the difference by reading the whole of its part of the graph
+back would cost a full read every run, however little had changed, so each complete write leaves
 
 * in the graph, a ``(:SyncState {concern, revision})`` node with a fresh revision, and
 * in the work dir, the set it wrote (a Parquet table) with that revision and the count the
