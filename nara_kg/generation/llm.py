@@ -28,6 +28,15 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Protocol
 
+from tenacity import (
+    RetryCallState,
+    RetryError,
+    Retrying,
+    retry_if_exception_type,
+    stop_after_attempt,
+)
+from tenacity.stop import stop_base
+
 from nara_kg.errors import LLMError, LLMUnreachable
 
 #: Backend names, also used in cache keys and in a report's `generated_by`.
@@ -197,33 +206,42 @@ class OpenAICompatibleLLM:
             }
         ).encode("utf-8")
         deadline = time.monotonic() + self.timeout_s
-        last_error = ""
-        attempts = 0
-        for attempt in range(self.max_retries + 1):
-            attempts += 1
+
+        def attempt() -> str:
+            if not self._semaphore.acquire(timeout=max(deadline - time.monotonic(), 0.0)):
+                raise _RetryableError("no request slot free within the time budget")
             try:
-                if not self._semaphore.acquire(timeout=max(deadline - time.monotonic(), 0.0)):
-                    raise _RetryableError("no request slot free within the time budget")
-                try:
-                    payload = self._post(body, deadline)
-                finally:
-                    self._semaphore.release()
-                return self._content(payload)
-            except _RetryableError as error:
-                last_error = str(error)
-                delay = error.retry_after_s
-                if delay is None:
-                    delay = self.backoff_s * (2**attempt)
-                if attempt == self.max_retries or time.monotonic() + delay >= deadline:
-                    break
-                # Sleep outside the semaphore so a waiting retry does not block other requests.
-                self._sleep(delay)
-        raise LLMUnreachable(
-            self._redact(
-                f"{self.url}: model {self.model!r} did not answer ({attempts} attempt(s) "
-                f"within {self.timeout_s:g}s): {last_error}"
-            )
+                payload = self._post(body, deadline)
+            finally:
+                self._semaphore.release()
+            return self._content(payload)
+
+        def wait(state: RetryCallState) -> float:
+            error = state.outcome.exception() if state.outcome is not None else None
+            after = error.retry_after_s if isinstance(error, _RetryableError) else None
+            return after if after is not None else self.backoff_s * 2 ** (state.attempt_number - 1)
+
+        class OutOfBudget(stop_base):
+            def __call__(self, state: RetryCallState) -> bool:
+                return time.monotonic() + state.upcoming_sleep >= deadline
+
+        # Sleeps happen outside the semaphore, so a waiting retry blocks no other request.
+        retrying = Retrying(
+            retry=retry_if_exception_type(_RetryableError),
+            stop=stop_after_attempt(self.max_retries + 1) | OutOfBudget(),
+            wait=wait,
+            sleep=self._sleep,
         )
+        try:
+            return retrying(attempt)
+        except RetryError as gave_up:
+            last = gave_up.last_attempt
+            raise LLMUnreachable(
+                self._redact(
+                    f"{self.url}: model {self.model!r} did not answer ({last.attempt_number} "
+                    f"attempt(s) within {self.timeout_s:g}s): {last.exception()}"
+                )
+            ) from None
 
     @property
     def max_reply_chars(self) -> int:
