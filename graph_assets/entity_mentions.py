@@ -17,7 +17,7 @@ from graph_assets.common import (
 )
 from graph_assets.graph_nodes import graph_nodes
 from graph_assets.partitions import is_full_rebuild
-from nara_kg.build import mentions as build_mentions
+from nara_kg.build import mention_changes
 from nara_kg.linking.labels import MIN_PRECISION, MIN_RECALL
 from nara_kg.model.check_names import ENTITY_MENTIONS_LABELS, is_blocking
 from resources import Neo4jResource, PipelinePaths
@@ -40,8 +40,10 @@ from resources import Neo4jResource, PipelinePaths
         "`MENTIONED_IN {count, surface}`: authority first chunk -> each chunk whose text names "
         "the authority (heading, variant and former names, inverted person names; "
         "Aho-Corasick over normalized forms, shared forms settled by the record's context or "
-        "left unlinked). Incremental: each chunk's mentions are cached by row hash, context "
-        "and linker fingerprint. Core: nara_kg.build.mentions.sync_entity_mentions."
+        "left unlinked). Incremental: a change set relinks only its records' chunks and those "
+        "below them (every chunk when it may change the linker's authorities), and each "
+        "chunk's mentions are cached by row hash, context and linker fingerprint. "
+        "Core: nara_kg.build.mention_changes.sync_entity_mentions."
     ),
 )
 def entity_mentions(
@@ -50,7 +52,7 @@ def entity_mentions(
     metadata: dict[str, Any] = {}
     labels_path = paths.mention_labels_path
     with timed(metadata):
-        result = build_mentions.sync_entity_mentions(
+        result = mention_changes.sync_entity_mentions(
             neo4j.get_driver(),
             neo4j.database,
             paths.layout,
@@ -75,6 +77,9 @@ def entity_mentions(
         metadata={
             **metadata,
             RECORDS_TOUCHED: result.records_touched,
+            # "changes": only the change set's chunks; "whole": every chunk (whole_reason).
+            "sync_mode": result.mode,
+            "whole_reason": result.whole_reason,
             "link_seconds": dg.MetadataValue.float(round(result.link_seconds, 3)),
             "authorities": result.authorities,
             "surface_forms": result.surface_forms,

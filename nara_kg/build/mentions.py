@@ -10,12 +10,12 @@ Incremental: each chunk's mentions are kept in `WorkLayout.mentions_cache`, keye
 row hash, its record's context and the linker's fingerprint; a chunk whose key is unchanged is
 not linked again, so editing one chunk, or one authority's names, re-links only what changed
 (an authority change changes the fingerprint, which re-links every chunk: the forms of every
-chunk may now resolve differently).
+chunk may now resolve differently). Writing the result to the graph, whole or as a change set,
+is :mod:`nara_kg.build.mention_changes`.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import time
@@ -27,13 +27,11 @@ from typing import Any, Final
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from neo4j import Driver
 
-from nara_kg.build.mention_sync import MentionSync, mention_set, sync_mentions
+from nara_kg.build.mention_sync import MentionSync
 from nara_kg.ingest.layout import WorkLayout
-from nara_kg.ingest.stages.changes import plan_for, read_changes
 from nara_kg.ingest.stages.chunks import iter_chunks
-from nara_kg.ingest.stages.common import read_json, write_json, write_table
+from nara_kg.ingest.stages.common import write_table
 from nara_kg.ingest.stages.record_selection import read_aliases
 from nara_kg.linking.authorities import Authority, authority_from_properties
 from nara_kg.linking.labels import LabelScore, load_labels, score_labels
@@ -63,7 +61,7 @@ CachedAmbiguous = tuple[str, tuple[int, ...], int]
 
 
 @dataclass(frozen=True, slots=True)
-class _Record:
+class RecordContext:
     references: frozenset[int]
     ancestors: tuple[int, ...]
     years: tuple[int | None, int | None] | None
@@ -93,6 +91,10 @@ class MentionsResult:
     desired: dict[tuple[str, str], tuple[int, str]] = field(default_factory=dict)
     #: Records whose chunks were read for linking (0 when nothing changed since the last run).
     records_touched: int = 0
+    #: "whole" (every chunk), "changes" (the change set's chunks) or "done" (nothing to do).
+    mode: str = "whole"
+    #: Why a change set was not applied (the whole path's reason), when it was not.
+    whole_reason: str = ""
 
     @property
     def mentions(self) -> int:
@@ -142,7 +144,9 @@ def _read_cache(path: Path) -> dict[str, tuple[str, str, str]]:
     }
 
 
-def _context(record: _Record | None, records: Mapping[int, _Record]) -> tuple[frozenset[int], str]:
+def context_of(
+    record: RecordContext | None, records: Mapping[int, RecordContext]
+) -> tuple[frozenset[int], str]:
     """The ancestors' authorities, and a digest of everything the record lends to linking."""
     if record is None:
         return frozenset(), ""
@@ -180,28 +184,35 @@ _LINK_COLUMNS: Final = [Col.CHUNK_ID, Col.NA_ID, Col.TEXT, Col.ROW_HASH]
 
 def _records_and_linker(
     layout: WorkLayout, aliases: Mapping[int, int]
-) -> tuple[dict[int, _Record], EntityLinker, list[Authority]]:
+) -> tuple[dict[int, RecordContext], EntityLinker, list[Authority]]:
     """Each chosen record's linking context and the linker, from the first chunks only (read
     without their text, so memory follows the number of records, not of chunk bytes)."""
-    records: dict[int, _Record] = {}
+    records: dict[int, RecordContext] = {}
     authority_rows: list[dict[str, Any]] = []
     for row in iter_chunks(layout, _RECORD_COLUMNS, first_only=True):
-        props = json.loads(row[Col.PROPS])
-        is_authority = row[Col.NODE_TYPE] in AUTHORITY_TYPES
-        if is_authority:
+        if row[Col.NODE_TYPE] in AUTHORITY_TYPES:
             authority_rows.append(row)
-        references = frozenset(
-            aliases.get(int(na_id), int(na_id))
-            for _, na_id, *_ in json.loads(row[Col.REFERENCES] or "[]")
-        )
-        ancestors = props.get(Prop.ANCESTORS) or []
-        records[row[Col.NA_ID]] = _Record(
-            references,
-            tuple(a for a in ancestors if isinstance(a, int)),
-            None if is_authority else record_years(props),
-        )
+        records[row[Col.NA_ID]] = record_context(row, aliases)
     linker, authorities = build_linker(authority_rows, aliases)
     return records, linker, authorities
+
+
+def cited_ids(row: Mapping[str, Any]) -> set[int]:
+    """The naIds a first chunk's row cites (before aliases are resolved)."""
+    return {int(na_id) for _, na_id, *_ in json.loads(row[Col.REFERENCES] or "[]")}
+
+
+def record_context(row: Mapping[str, Any], aliases: Mapping[int, int]) -> RecordContext:
+    """What a record lends to linking, from its first chunk's row (`aliases` must cover the
+    naIds it cites)."""
+    props = json.loads(row[Col.PROPS])
+    is_authority = row[Col.NODE_TYPE] in AUTHORITY_TYPES
+    ancestors = props.get(Prop.ANCESTORS) or []
+    return RecordContext(
+        frozenset(aliases.get(na_id, na_id) for na_id in cited_ids(row)),
+        tuple(a for a in ancestors if isinstance(a, int)),
+        None if is_authority else record_years(props),
+    )
 
 
 def link_mentions(layout: WorkLayout, *, labels_path: Path | None = None) -> MentionsResult:
@@ -223,7 +234,7 @@ def link_mentions(layout: WorkLayout, *, labels_path: Path | None = None) -> Men
         record = records.get(row[Col.NA_ID])
         context = contexts.get(row[Col.NA_ID])
         if context is None:
-            context = contexts[row[Col.NA_ID]] = _context(record, records)
+            context = contexts[row[Col.NA_ID]] = context_of(record, records)
         ancestor_authorities, digest = context
         key = _cache_key(row[Col.ROW_HASH], digest, result.fingerprint)
         cached = cache.get(row[Col.CHUNK_ID])
@@ -232,18 +243,7 @@ def link_mentions(layout: WorkLayout, *, labels_path: Path | None = None) -> Men
             mentions, ambiguous = _decoded(mentions_json), _decoded(ambiguous_json)
             result.reused += 1
         else:
-            found, unresolved = linker.link(
-                ChunkText(
-                    row[Col.CHUNK_ID],
-                    linkable_text(row[Col.TEXT]),
-                    row[Col.NA_ID],
-                    record.references if record else frozenset(),
-                    ancestor_authorities,
-                    record.years if record else None,
-                )
-            )
-            mentions = [[m.authority_na_id, m.authority_type, m.surface, m.count] for m in found]
-            ambiguous = [[a.surface, list(a.candidates), a.count] for a in unresolved]
+            mentions, ambiguous = link_chunk(linker, row, record, ancestor_authorities)
             mentions_json = json.dumps(mentions, ensure_ascii=False)
             ambiguous_json = json.dumps(ambiguous, ensure_ascii=False)
             result.relinked += 1
@@ -251,7 +251,7 @@ def link_mentions(layout: WorkLayout, *, labels_path: Path | None = None) -> Men
         out["key"].append(key)
         out["mentions"].append(mentions_json)
         out["ambiguous"].append(ambiguous_json)
-        _count(result, row, mentions, ambiguous)
+        count_chunk(result, row, mentions, ambiguous)
     result.link_seconds = time.perf_counter() - started
     result.records_touched = len(contexts)
     del cache
@@ -262,13 +262,36 @@ def link_mentions(layout: WorkLayout, *, labels_path: Path | None = None) -> Men
     return result
 
 
+def link_chunk(
+    linker: EntityLinker,
+    row: Mapping[str, Any],
+    record: RecordContext | None,
+    ancestor_authorities: frozenset[int],
+) -> tuple[list[list[Any]], list[list[Any]]]:
+    """One chunk's mentions ([authority, type, surface, count]) and unresolved ambiguous
+    forms ([surface, candidates, count])."""
+    found, unresolved = linker.link(
+        ChunkText(
+            row[Col.CHUNK_ID],
+            linkable_text(row[Col.TEXT]),
+            row[Col.NA_ID],
+            record.references if record else frozenset(),
+            ancestor_authorities,
+            record.years if record else None,
+        )
+    )
+    mentions = [[m.authority_na_id, m.authority_type, m.surface, m.count] for m in found]
+    ambiguous = [[a.surface, list(a.candidates), a.count] for a in unresolved]
+    return mentions, ambiguous
+
+
 def _decoded(cached: str) -> list[Any]:
     # Most chunks name nothing ambiguous, and many nothing at all: 31,000 cached lists were
     # decoded per run, most of them "[]".
     return [] if cached == "[]" else json.loads(cached)
 
 
-def _count(
+def count_chunk(
     result: MentionsResult,
     row: Mapping[str, Any],
     mentions: list[list[Any]],
@@ -302,78 +325,3 @@ def desired_mentions(layout: WorkLayout) -> dict[tuple[str, str], tuple[int, str
         for authority, _kind, surface, count in json.loads(mentions_json):
             desired[(chunk_id(authority, 0), chunk)] = (count, surface)
     return desired
-
-
-def sync_entity_mentions(
-    driver: Driver,
-    database: str,
-    layout: WorkLayout,
-    *,
-    labels_path: Path | None = None,
-    trust_snapshot: bool = True,
-) -> MentionsResult:
-    """Link every chunk (incrementally) and make the graph's MENTIONED_IN equal the result
-    (against the last complete write while the graph still holds it; see
-    :mod:`nara_kg.build.sync_state`).
-
-    When the selection changed nothing since this writer's last complete write (an empty
-    change set, :mod:`nara_kg.ingest.stages.changes`) and the graph still holds that write,
-    nothing is read or linked. Any change links every chunk again (cached chunks reused): the
-    linker is built from every authority record, and a record's context from its ancestors."""
-    synced = mention_set(driver, database, layout)
-    changes = read_changes(layout)
-    full = not trust_snapshot
-    at = None if full or changes is None else synced.generation(changes.generation)
-    plan = plan_for(changes, at, full=full)
-    unchanged = plan.mode == "done" or (
-        plan.mode == "changes" and plan.changes is not None and plan.changes.empty
-    )
-    kept_score = _stored_score(layout, labels_path)
-    if unchanged and (labels_path is None or not labels_path.exists() or kept_score):
-        if plan.mode == "changes" and plan.changes is not None:
-            synced.advance(plan.changes.generation)
-        return MentionsResult(sync=MentionSync(0, 0, 0, 0, "changes"), labels=kept_score)
-    result = link_mentions(layout, labels_path=labels_path)
-    _store_score(layout, labels_path, result.labels)
-    result.sync = sync_mentions(
-        driver,
-        database,
-        result.desired,
-        layout,
-        trust_snapshot=trust_snapshot,
-        generation=plan.generation,
-    )
-    return result
-
-
-#: The label score of the last linking, kept for the runs that link nothing.
-_SCORE_STATE = "linker-mentions-labels"
-
-
-def _labels_digest(labels_path: Path) -> str:
-    return hashlib.sha256(labels_path.read_bytes()).hexdigest()
-
-
-def _store_score(layout: WorkLayout, labels_path: Path | None, score: LabelScore | None) -> None:
-    path = layout.sync_revision(_SCORE_STATE)
-    if labels_path is None or score is None:
-        path.unlink(missing_ok=True)
-        return
-    payload = dataclasses.asdict(score)
-    write_json(path, {"labels": _labels_digest(labels_path), "score": payload})
-
-
-def _stored_score(layout: WorkLayout, labels_path: Path | None) -> LabelScore | None:
-    """The last linking's score against the same labels file, if kept."""
-    if labels_path is None or not labels_path.exists():
-        return None
-    stored = read_json(layout.sync_revision(_SCORE_STATE))
-    if stored is None or stored.get("labels") != _labels_digest(labels_path):
-        return None
-    score = dict(stored["score"])
-    for key in ("false_positive_sample", "false_negative_sample"):
-        score[key] = tuple(tuple(pair) for pair in score.get(key, ()))
-    try:
-        return LabelScore(**score)
-    except TypeError:
-        return None

@@ -39,6 +39,43 @@ def existing_mentions(driver: Driver, database: str) -> DesiredMentions:
     return found
 
 
+def mentions_into(driver: Driver, database: str, chunk_ids: list[str]) -> DesiredMentions:
+    """The linker's MENTIONED_IN (not the LLM's) ending at the given chunks (by chunkId)."""
+    found: DesiredMentions = {}
+    for batch in (chunk_ids[i : i + 5_000] for i in range(0, len(chunk_ids), 5_000)):
+        records, _, _ = driver.execute_query(
+            f"UNWIND $ids AS id MATCH (a:{Label.CHUNK})-[r:{Rel.MENTIONED_IN}]->"
+            f"(b:{Label.CHUNK} {{{Prop.CHUNK_ID}: id}}) WHERE r.{MentionProp.SOURCE} IS NULL "
+            f"RETURN a.{Prop.CHUNK_ID} AS a, b.{Prop.CHUNK_ID} AS b, "
+            f"r.{MentionProp.COUNT} AS count, r.{MentionProp.SURFACE} AS surface",
+            ids=batch,
+            database_=database,
+            routing_="r",
+        )
+        for r in records:
+            found[(r["a"], r["b"])] = (r["count"], r["surface"])
+    return found
+
+
+def mention_pairs_of_records(
+    driver: Driver, database: str, na_ids: list[int]
+) -> set[tuple[int, int]]:
+    """(record naId, authority naId) of the linker's MENTIONED_IN into the given records'
+    chunks (through the naId index)."""
+    found: set[tuple[int, int]] = set()
+    for batch in (na_ids[i : i + 5_000] for i in range(0, len(na_ids), 5_000)):
+        records, _, _ = driver.execute_query(
+            f"UNWIND $ids AS id MATCH (a:{Label.CHUNK})-[r:{Rel.MENTIONED_IN}]->"
+            f"(b:{Label.CHUNK} {{{Prop.NA_ID}: id}}) WHERE r.{MentionProp.SOURCE} IS NULL "
+            f"RETURN DISTINCT b.{Prop.NA_ID} AS record, a.{Prop.NA_ID} AS authority",
+            ids=batch,
+            database_=database,
+            routing_="r",
+        )
+        found.update((r["record"], r["authority"]) for r in records)
+    return found
+
+
 def write_mentions(driver: Driver, database: str, rows: list[list[Any]]) -> int:
     """Rows are [authority chunk, chunk, count, surface]: created, or their properties set."""
     return write_batches(

@@ -180,6 +180,11 @@ class RecordIndex:
     def records_of_file(self, file_id: str) -> list[IndexedRecord]:
         return self._rows("file_id = ?", (file_id,))
 
+    def records_of_types(self, node_types: Iterable[str]) -> list[IndexedRecord]:
+        """The chosen records of the given node types (the authorities, for the linker)."""
+        types = sorted(set(node_types))
+        return self._rows(f"node_type IN ({','.join('?' * len(types))})", types) if types else []
+
     def records(self, na_ids: Iterable[int]) -> dict[int, IndexedRecord]:
         """The chosen records among `na_ids` (absent ones are not chosen)."""
         found: dict[int, IndexedRecord] = {}

@@ -1,0 +1,298 @@
+"""entity_mentions applied as a change set: only the chunks whose mentions may have changed are
+linked again, and only their MENTIONED_IN written, by difference against the graph's.
+
+A chunk's mentions follow from its text, its record's context (the authorities the record
+cites, those its ancestors cite, its dates: :func:`nara_kg.build.mentions.context_of`) and the
+linker. After a change set that this writer's last complete write is the base of
+(:mod:`nara_kg.ingest.stages.changes`), the records whose chunks are linked again are the
+changed ones still chosen and every chosen record below a changed one (an ancestor's citations
+are part of its descendants' context; `ancestors` is the record's parent chain, walked down
+through the record index's parent links). A record citing a changed one needs nothing: its
+context holds the cited naIds, not their content.
+
+The linker is built from every authority record, so a change set that adds, changes or removes
+an authority (or moves an organization-name alias) may make any chunk resolve differently: that
+run, like the first build, the full rebuild and a state the graph no longer holds, links every
+chunk (:func:`nara_kg.build.mentions.link_mentions`, cached chunks reused) and compares the whole
+set. The label score is then recomputed from the labelled records' MENTIONED_IN in the graph.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from neo4j import Driver
+
+from nara_kg.build import sync_state
+from nara_kg.build.mention_sync import MentionSync, mention_set, sync_mentions
+from nara_kg.build.mentions import (
+    MentionsResult,
+    RecordContext,
+    build_linker,
+    cited_ids,
+    context_of,
+    count_chunk,
+    link_chunk,
+    link_mentions,
+    record_context,
+)
+from nara_kg.graph import mentions as mention_cypher
+from nara_kg.ingest.layout import WorkLayout
+from nara_kg.ingest.stages.changes import ChangeSet, chunks_of_records, plan_for, read_changes
+from nara_kg.ingest.stages.common import read_json, write_json
+from nara_kg.ingest.stages.record_index import IndexedRecord, RecordIndex
+from nara_kg.linking.labels import LabelScore, load_labels, score_labels
+from nara_kg.linking.linker import EntityLinker
+from nara_kg.model.schema import AUTHORITY_TYPES, chunk_id
+from nara_kg.model.tables import Col
+
+#: Records walked down from the changed ones before the walk stops (a deeper hierarchy than
+#: any archive has; it bounds the walk on damaged input).
+MAX_DESCENT = 10_000_000
+
+_RECORD_COLUMNS = [Col.NA_ID, Col.NODE_TYPE, Col.PROPS, Col.REFERENCES, Col.CHUNK_SEQ_ID]
+_LINK_COLUMNS = [Col.CHUNK_ID, Col.NA_ID, Col.TEXT, Col.ROW_HASH]
+
+
+def relink_scope(index: RecordIndex, changes: ChangeSet) -> dict[int, IndexedRecord]:
+    """The chosen records whose chunks may link differently after `changes`: the changed ones
+    still chosen and every chosen record below a changed one."""
+    scope = set(changes.na_ids)
+    frontier = set(scope)
+    while frontier and len(scope) < MAX_DESCENT:
+        frontier = index.children(frontier) - scope
+        scope |= frontier
+    return index.records(scope)
+
+
+def _first_rows(layout: WorkLayout, records: Iterable[IndexedRecord]) -> list[dict[str, Any]]:
+    return [
+        row
+        for row in chunks_of_records(layout, records, _RECORD_COLUMNS)
+        if row[Col.CHUNK_SEQ_ID] == 0
+    ]
+
+
+def scoped_linker(layout: WorkLayout, index: RecordIndex) -> EntityLinker:
+    """The linker over the chosen authority records (their first chunks, found through the
+    index), as :func:`nara_kg.build.mentions.build_linker` builds it for the whole run."""
+    authorities = index.records_of_types(AUTHORITY_TYPES)
+    rows = _first_rows(layout, authorities)
+    linker, _ = build_linker(rows, index.aliases(r.na_id for r in authorities))
+    return linker
+
+
+def scoped_contexts(
+    layout: WorkLayout, index: RecordIndex, scope: Mapping[int, IndexedRecord]
+) -> dict[int, RecordContext]:
+    """The linking context of the scope's records and of their chosen ancestors."""
+    rows = _first_rows(layout, scope.values())
+    bare = [record_context(row, {}) for row in rows]
+    ancestors = {a for context in bare for a in context.ancestors} - set(scope)
+    rows += _first_rows(layout, index.records(ancestors).values())
+    aliases = index.aliases({na_id for row in rows for na_id in cited_ids(row)})
+    return {row[Col.NA_ID]: record_context(row, aliases) for row in rows}
+
+
+def _touches_authority(index: RecordIndex, changes: ChangeSet) -> bool:
+    """Whether the change set may change the linker: an authority added or changed (a removed
+    one changes the linker's fingerprint), or an organization-name alias moved."""
+    if changes.aliases:
+        return True
+    changed = index.records([*changes.added, *changes.changed])
+    return any(record.node_type in AUTHORITY_TYPES for record in changed.values())
+
+
+def link_scope(
+    layout: WorkLayout,
+    linker: EntityLinker,
+    scope: Mapping[int, IndexedRecord],
+    contexts: Mapping[int, RecordContext],
+) -> MentionsResult:
+    """The scope's chunks linked (no cache: each is linked once), their desired MENTIONED_IN
+    in `desired`."""
+    result = MentionsResult(
+        authorities=len(linker.authorities),
+        surface_forms=len(linker.matcher),
+        fingerprint=linker.fingerprint(),
+        records_touched=len(scope),
+    )
+    started = time.perf_counter()
+    by_record: dict[int, frozenset[int]] = {}
+    for row in chunks_of_records(layout, scope.values(), _LINK_COLUMNS):
+        record = contexts.get(row[Col.NA_ID])
+        ancestor_authorities = by_record.get(row[Col.NA_ID])
+        if ancestor_authorities is None:
+            ancestor_authorities = by_record[row[Col.NA_ID]] = context_of(record, contexts)[0]
+        mentions, ambiguous = link_chunk(linker, row, record, ancestor_authorities)
+        result.relinked += 1
+        count_chunk(result, row, mentions, ambiguous)
+    result.link_seconds = time.perf_counter() - started
+    return result
+
+
+def _sync_scoped(
+    driver: Driver,
+    database: str,
+    synced: sync_state.SyncedSet,
+    desired: Mapping[tuple[str, str], tuple[int, str]],
+    chunk_ids: list[str],
+    generation: str,
+) -> MentionSync:
+    """Make the linker's MENTIONED_IN into `chunk_ids` equal `desired`; the rest stands."""
+    current = mention_cypher.mentions_into(driver, database, chunk_ids) if chunk_ids else {}
+    if not desired and not current:
+        synced.advance(generation)
+        return MentionSync(0, 0, 0, 0, "changes")
+    synced.begin()
+    to_write = sorted(edge for edge, value in desired.items() if current.get(edge) != value)
+    to_remove = sorted(set(current) - set(desired))
+    mention_cypher.write_mentions(driver, database, [[a, b, *desired[(a, b)]] for a, b in to_write])
+    mention_cypher.delete_mentions(driver, database, [list(edge) for edge in to_remove])
+    synced.commit_changes(generation)
+    added = sum(1 for edge in to_write if edge not in current)
+    return MentionSync(len(desired), added, len(to_write) - added, len(to_remove), "changes")
+
+
+def _apply_changes(
+    driver: Driver,
+    database: str,
+    layout: WorkLayout,
+    synced: sync_state.SyncedSet,
+    changes: ChangeSet,
+) -> MentionsResult | None:
+    """The change set applied to the chunks it reaches; None when the linker may have
+    changed (the caller then links every chunk)."""
+    with RecordIndex(layout.record_index) as index:
+        if _touches_authority(index, changes):
+            return None
+        linker = scoped_linker(layout, index)
+        if linker.fingerprint() != _stored_fingerprint(layout):
+            return None
+        scope = relink_scope(index, changes)
+        contexts = scoped_contexts(layout, index, scope)
+    result = link_scope(layout, linker, scope, contexts)
+    chunk_ids = sorted({chunk for _, chunk in result.desired} | _chunk_ids(scope))
+    result.sync = _sync_scoped(
+        driver, database, synced, result.desired, chunk_ids, changes.generation
+    )
+    return result
+
+
+def _chunk_ids(scope: Mapping[int, IndexedRecord]) -> set[str]:
+    return {chunk_id(r.na_id, seq) for r in scope.values() for seq in range(r.chunk_count)}
+
+
+def sync_entity_mentions(
+    driver: Driver,
+    database: str,
+    layout: WorkLayout,
+    *,
+    labels_path: Path | None = None,
+    trust_snapshot: bool = True,
+) -> MentionsResult:
+    """Make the graph's MENTIONED_IN equal the linker's: nothing read after an empty change
+    set, the chunks a change set reaches after one this writer's last complete write is the
+    base of (unless it may change the linker), every chunk otherwise (see the module's notes).
+    `mode` says which ("done", "changes" or "whole"), `whole_reason` why a change set was not
+    applied."""
+    synced = mention_set(driver, database, layout)
+    changes = read_changes(layout)
+    full = not trust_snapshot
+    at = None if full or changes is None else synced.generation(changes.generation)
+    plan = plan_for(changes, at, full=full)
+    kept_score = _stored_score(layout, labels_path)
+    has_labels = labels_path is not None and labels_path.exists()
+    reason = "no change set this write is the base of"
+    unchanged = plan.mode == "done" or (
+        plan.mode == "changes" and plan.changes is not None and plan.changes.empty
+    )
+    if unchanged and (not has_labels or kept_score):
+        if plan.mode == "changes" and plan.changes is not None:
+            synced.advance(plan.changes.generation)
+        return MentionsResult(
+            sync=MentionSync(0, 0, 0, 0, "changes"), labels=kept_score, mode="done"
+        )
+    if plan.mode == "changes" and plan.changes is not None and not plan.changes.empty:
+        scoped = _apply_changes(driver, database, layout, synced, plan.changes)
+        if scoped is not None:
+            scoped.mode = "changes"
+            if labels_path is not None and has_labels:
+                scoped.labels = _graph_score(driver, database, labels_path)
+                _store_score(layout, labels_path, scoped.labels)
+            return scoped
+        reason = "the change set may change the linker's authorities"
+    elif unchanged:
+        reason = "no label score kept"
+    result = link_mentions(layout, labels_path=labels_path)
+    _store_score(layout, labels_path, result.labels)
+    result.sync = sync_mentions(
+        driver,
+        database,
+        result.desired,
+        layout,
+        trust_snapshot=trust_snapshot,
+        generation=plan.generation,
+    )
+    _store_fingerprint(layout, result.fingerprint)
+    result.mode, result.whole_reason = "whole", reason
+    return result
+
+
+def _graph_score(driver: Driver, database: str, labels_path: Path) -> LabelScore:
+    """The label score of the graph's MENTIONED_IN into the labelled records."""
+    labels = load_labels(labels_path)
+    pairs = mention_cypher.mention_pairs_of_records(driver, database, sorted(labels))
+    return score_labels(pairs, labels)
+
+
+#: The linker fingerprint of the last whole linking: a change set is applied only while the
+#: linker built for it has the same one.
+_LINKER_STATE = "linker-mentions-linker"
+
+
+def _store_fingerprint(layout: WorkLayout, fingerprint: str) -> None:
+    write_json(layout.sync_revision(_LINKER_STATE), {"fingerprint": fingerprint})
+
+
+def _stored_fingerprint(layout: WorkLayout) -> str | None:
+    stored = read_json(layout.sync_revision(_LINKER_STATE))
+    return None if stored is None else stored.get("fingerprint")
+
+
+#: The label score of the last linking, kept for the runs that link nothing.
+_SCORE_STATE = "linker-mentions-labels"
+
+
+def _labels_digest(labels_path: Path) -> str:
+    return hashlib.sha256(labels_path.read_bytes()).hexdigest()
+
+
+def _store_score(layout: WorkLayout, labels_path: Path | None, score: LabelScore | None) -> None:
+    path = layout.sync_revision(_SCORE_STATE)
+    if labels_path is None or score is None:
+        path.unlink(missing_ok=True)
+        return
+    payload = dataclasses.asdict(score)
+    write_json(path, {"labels": _labels_digest(labels_path), "score": payload})
+
+
+def _stored_score(layout: WorkLayout, labels_path: Path | None) -> LabelScore | None:
+    """The last linking's score against the same labels file, if kept."""
+    if labels_path is None or not labels_path.exists():
+        return None
+    stored = read_json(layout.sync_revision(_SCORE_STATE))
+    if stored is None or stored.get("labels") != _labels_digest(labels_path):
+        return None
+    score = dict(stored["score"])
+    for key in ("false_positive_sample", "false_negative_sample"):
+        score[key] = tuple(tuple(pair) for pair in score.get(key, ()))
+    try:
+        return LabelScore(**score)
+    except TypeError:
+        return None
