@@ -152,11 +152,12 @@ def running_api(services: Any = None, *, port: int | None = None) -> Iterator[st
     import uvicorn
 
     from nara_kg.api import create_app
+    from nara_kg.cli.common import services_from_resources
 
     chosen = port or _free_port()
     server = uvicorn.Server(
         uvicorn.Config(
-            create_app(services, rate_per_minute=0),
+            create_app(services, services_factory=services_from_resources, rate_per_minute=0),
             host="127.0.0.1",
             port=chosen,
             log_level="warning",

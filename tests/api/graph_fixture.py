@@ -82,7 +82,9 @@ _built: dict[str, DemoGraph] = {}
 
 def _records_in_graph(driver: Any) -> int:
     records, _, _ = driver.execute_query(
-        "MATCH (c:Chunk {chunkSeqId: 0}) RETURN count(c) AS n, "
+        # The count is taken first: beside an aggregate, the subquery would be a grouping key,
+        # and an empty graph would then return no row at all.
+        "MATCH (c:Chunk {chunkSeqId: 0}) WITH count(c) AS n RETURN n, "
         "count { MATCH (h:Chunk {naId: $naId, chunkSeqId: 0}) WHERE h.title = $title } AS hostile",
         naId=HOSTILE_SERIES,
         title=HOSTILE_TITLE,
