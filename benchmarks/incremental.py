@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common import Log, open_driver, quiet, wipe_database
-from benchmarks.data import _BODY_FIELD, generate_dataset
+from benchmarks.data import _BODY_FIELD, generate_dataset_in_child
 from benchmarks.scale import growth_exponent
 from nara_kg.embedding.standin import STANDIN_BACKEND, standin_key
 from nara_kg.settings import PROJECT_ROOT, Neo4jSettings
@@ -105,14 +105,20 @@ def pick_file(line_counts: dict[Path, int]) -> Path:
     return min(line_counts, key=lambda path: (-line_counts[path], str(path)))
 
 
+def _line_count(path: Path) -> int:
+    with path.open("rb") as handle:
+        return sum(1 for line in handle if line.strip())
+
+
 def change_one_file(data_dir: Path, share: float = CHANGE_SHARE, tag: str = "1") -> dict[str, Any]:
     """Edit `share` of the export's records, all in one file (see :func:`pick_file`)."""
-    files = export_files(data_dir)
-    lines_of = {path: path.read_text(encoding="utf-8").splitlines() for path in files}
-    total = sum(len(lines) for lines in lines_of.values())
-    target = pick_file({path: len(lines) for path, lines in lines_of.items()})
-    count = records_to_edit(total, len(lines_of[target]), share)
-    edited, positions = edit_lines(lines_of[target], count, tag)
+    # Counted by streaming: at 10^6 records the whole export is several GB of text.
+    line_counts = {path: _line_count(path) for path in export_files(data_dir)}
+    total = sum(line_counts.values())
+    target = pick_file(line_counts)
+    lines = target.read_text(encoding="utf-8").splitlines()
+    count = records_to_edit(total, len(lines), share)
+    edited, positions = edit_lines(lines, count, tag)
     target.write_text("\n".join(edited) + "\n", encoding="utf-8")
     return {
         "file": str(target.relative_to(data_dir)),
@@ -329,7 +335,7 @@ def incremental_run(
     data_dir, work_dir, dagster_home = base / "data", base / "work", base / "dagster_home"
     shutil.rmtree(base, ignore_errors=True)
     base.mkdir(parents=True)
-    dataset = generate_dataset(data_dir, records, seed)
+    dataset = generate_dataset_in_child(data_dir, records, seed)
     log(f"incremental {records}: {dataset['records']} records in {dataset['files']} files")
     wipe_database(driver, settings.database)
     builds: dict[str, Any] = {}

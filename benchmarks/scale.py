@@ -16,19 +16,17 @@ from __future__ import annotations
 import contextlib
 import itertools
 import math
-import multiprocessing
 import os
 import platform
 import shutil
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from benchmarks.build import build_in_subprocess
 from benchmarks.common import Log, open_driver, quiet, rounded, wipe_database
-from benchmarks.data import generate_dataset
+from benchmarks.data import generate_dataset_in_child
 from benchmarks.options import SuiteOptions
 from benchmarks.queries import (
     global_questions,
@@ -87,12 +85,7 @@ def scale_run(
     data_dir, work_dir = scratch / f"data-{records}", scratch / f"work-{records}"
     scratch.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    # The generator holds its whole world in memory (7 GB and still growing, part way to 10^6
-    # records): a child process gives that memory back before the build and searches run.
-    with ProcessPoolExecutor(
-        max_workers=1, mp_context=multiprocessing.get_context("spawn")
-    ) as pool:
-        dataset = pool.submit(generate_dataset, data_dir, records, opts.seed).result()
+    dataset = generate_dataset_in_child(data_dir, records, opts.seed)
     log(f"scale {records}: generated {dataset['records']} records in {dataset['seconds']}s")
     build_opts = replace(opts, backend=STANDIN_BACKEND, onnx=False)
     build = build_in_subprocess(
