@@ -34,7 +34,10 @@ REPORT_TOKEN_BUDGET = 1_200
         "relationships, mentions, sub-reports, generator, code) are as its node recorded keeps "
         "its report (unchanged_inputs), except in the full rebuild; when the digest of every "
         "report's sources (graph_communities' projection and row digests, the communities, "
-        "the generator) is as the last run left it, no community is read (reports_skipped). "
+        "the generator) is as the last run left it, no community is read (reports_skipped); "
+        "otherwise only the communities holding a record whose row or edges changed since its "
+        "last complete run (graph_communities queues them), those with other members, and "
+        "their parents are looked at (communities_in_scope, scoped_by_change). "
         "JSON {title, summary, rating, rating_explanation, findings} on the Community node, "
         "with an embedding of title + "
         "summary (vector index community_summaries). Generations are cached by prompt + model "
@@ -69,6 +72,7 @@ def community_reports(
             force=is_full_rebuild(context),
             state_path=paths.layout.report_state,
             leiden_state_path=paths.layout.leiden_state,
+            scope_path=paths.layout.report_scope,
         )
     leiden = read_json(paths.layout.leiden_state) or {}
     last_leiden = leiden.get("last_run", {})
@@ -89,6 +93,8 @@ def community_reports(
             "projection_digest": str(leiden.get("input", "")),
             "communities_changed": int(last_leiden.get("communities_changed", 0)),
             "contexts_rebuilt": result.generated + result.cached,
+            "communities_in_scope": result.communities_in_scope,
+            "scoped_by_change": result.scoped,
             "reports_regenerated": result.generated,
             RECORDS_TOUCHED: result.records_touched,
             "generated": result.generated,

@@ -49,7 +49,10 @@ def size_distribution_rows(distribution: Mapping[str, int]) -> list[dict[str, An
         "no Community node; components are clustered separately by construction. Ids are "
         "canonical (level and the smallest member's naId). The projection is digested as it "
         "streams (projection_digest): when it and the graph's communities are as the last run "
-        "left them, Leiden is skipped (leiden_skipped). With NARA_KG_LEIDEN_SEEDED=1 a changed "
+        "left them, Leiden is skipped (leiden_skipped). Each record's row hash and edges are "
+        "compared with the last stream's as they pass, and the records whose report inputs "
+        "changed are queued for community_reports (report_records_changed). With "
+        "NARA_KG_LEIDEN_SEEDED=1 a changed "
         "projection starts Leiden from the last run's level-0 communities (seeded, GDS "
         "seedProperty), so regions the change did not reach keep their members; off by "
         "default, as seeded communities depend on past builds. The full rebuild neither skips "
@@ -69,6 +72,7 @@ def graph_communities(
             state_path=paths.layout.leiden_state,
             force=is_full_rebuild(context),
             seed=leiden_seeded(),
+            report_scope_path=paths.layout.report_scope,
         )
     if not result.leiden_ran:
         context.log.info("projection and communities unchanged since the last run: Leiden skipped")
@@ -87,6 +91,7 @@ def graph_communities(
             "projection_digest": result.projection_digest,
             "communities_changed": result.communities_changed,
             RECORDS_TOUCHED: result.records_touched,
+            "report_records_changed": result.report_records_changed,
             "projected_nodes": result.nodes,
             "projected_relationships": result.relationships,
             "levels": result.levels,

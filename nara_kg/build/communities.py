@@ -11,6 +11,8 @@ from typing import Any
 
 from neo4j import Driver
 
+from nara_kg.generation.report_scope import ReportScope
+from nara_kg.graph.communities import ProjectionDigests
 from nara_kg.ingest.stages.common import read_json, write_json
 
 
@@ -36,6 +38,8 @@ class CommunityResult:
     communities_changed: int = 0
     #: Records whose data the step read or wrote one by one (Leiden's assignments read back).
     records_touched: int = 0
+    #: Records whose row or edges differ from the last stream's (queued for the reports).
+    report_records_changed: int = 0
 
 
 def _size_bucket(size: int) -> str:
@@ -70,6 +74,7 @@ def detect_communities(
     state_path: Path | None = None,
     force: bool = False,
     seed: bool = False,
+    report_scope_path: Path | None = None,
 ) -> CommunityResult:
     """Hierarchical Leiden over first chunks; Community nodes and IN_COMMUNITY by difference.
 
@@ -84,7 +89,7 @@ def detect_communities(
     from nara_kg.graph import communities as community_cypher
     from nara_kg.model.community_hierarchy import build_hierarchy, canonical_assignments
 
-    digests = community_cypher.read_projection_digests(driver, database)
+    digests, report_records_changed = _read_digests(driver, database, report_scope_path)
     known = read_json(state_path) if state_path is not None else None
     before = community_cypher.community_state(driver, database)
     graph_digest = community_cypher.digest_of_state(before)
@@ -99,6 +104,7 @@ def detect_communities(
             leiden_ran=False,
             projection_digest=digests.projection,
             content_digest=digests.content,
+            report_records_changed=report_records_changed,
         )
         if state_path is not None:
             write_json(
@@ -134,6 +140,7 @@ def detect_communities(
         projection_digest=digests.projection,
         content_digest=digests.content,
         communities_changed=changed_communities(previous_hashes, member_hashes),
+        report_records_changed=report_records_changed,
         records_touched=len(leiden.assignments),
     )
     if state_path is not None:
@@ -153,6 +160,26 @@ def detect_communities(
             },
         )
     return result
+
+
+def _read_digests(
+    driver: Driver, database: str, report_scope_path: Path | None
+) -> tuple[ProjectionDigests, int]:
+    """The projection's digests and how many records changed; with `report_scope_path`,
+    each record is also compared with the last stream's, so that community_reports learns
+    whose report inputs changed (:mod:`nara_kg.generation.report_scope`)."""
+    from nara_kg.graph import communities as community_cypher
+
+    if report_scope_path is None:
+        return community_cypher.read_projection_digests(driver, database), 0
+    with ReportScope(report_scope_path) as scope:
+        comparison = scope.comparison()
+        try:
+            digests = community_cypher.read_projection_digests(driver, database, comparison.add)
+        except BaseException:
+            comparison.abort()
+            raise
+        return digests, comparison.finish()
 
 
 #: What a skipped run reports of the run that found its communities.

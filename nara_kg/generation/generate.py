@@ -9,7 +9,7 @@ What a report is made of lives beside it: the context (:mod:`.report_context`), 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -27,6 +27,12 @@ from nara_kg.generation.extractive import (
 from nara_kg.generation.llm import LLM, GenerationCache, cached_complete, describe, is_extractive
 from nara_kg.generation.report_context import ReportContext
 from nara_kg.generation.report_parse import ReportFormatError, parse_report, repair_report
+from nara_kg.generation.report_plan import (
+    ReportPlan,
+    plan_reports,
+    report_settings_key,
+    stored_report,
+)
 from nara_kg.generation.report_prompts import format_report_prompt
 from nara_kg.generation.report_rows import (
     MentionTotals,
@@ -42,6 +48,7 @@ from nara_kg.generation.report_rows import (
     summary_embedding_text,
     top_members,
 )
+from nara_kg.generation.report_scope import ReportScope
 from nara_kg.generation.report_sources import can_skip_reports, report_sources_digest
 from nara_kg.generation.token_counts import remembered_token_counts
 from nara_kg.graph import reports as report_cypher
@@ -77,6 +84,10 @@ class ReportRunResult:
     skipped: bool = False
     #: Records whose rows (members, mentions) were read one by one.
     records_touched: int = 0
+    #: Communities whose reports this run looked at (all, unless scoped by the change).
+    communities_in_scope: int = 0
+    #: Whether the run was scoped by the records whose inputs changed (report_scope).
+    scoped: bool = False
     per_level: Counter[int] = field(default_factory=Counter)
     preview: list[dict[str, Any]] = field(default_factory=list)
 
@@ -150,29 +161,6 @@ class _EarlySummaryVectors:
 
     def __exit__(self, *_: object) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
-
-
-def _stored_report(
-    community: Mapping[str, Any], input_key: str
-) -> tuple[CommunityReport, bool, bool] | None:
-    """The report on the community's node, with its context's two flags, when the node was
-    written from these inputs; None when it was not (or its report does not parse)."""
-    if community.get("reportInputKey") != input_key or not community.get("reportContextKey"):
-        return None
-    try:
-        report = parse_report(
-            community["report"] or "",
-            community["id"],
-            int(community["level"]),
-            community["reportGeneratedBy"] or "",
-        )
-    except ReportFormatError:
-        return None
-    return (
-        report,
-        bool(community.get("reportUsedSubReports")),
-        bool(community.get("reportTruncated")),
-    )
 
 
 @dataclass
@@ -255,6 +243,7 @@ def generate_community_reports(
     force: bool = False,
     state_path: Path | None = None,
     leiden_state_path: Path | None = None,
+    scope_path: Path | None = None,
 ) -> ReportRunResult:
     """One report per community, finest level first, so that a coarser community whose members
     do not fit the budget can use its sub-communities' reports instead. With
@@ -265,7 +254,9 @@ def generate_community_reports(
     With `state_path` and `leiden_state_path` (graph_communities' digests of the projection
     and of its records' rows), the digest of every report's sources is remembered: a run that
     finds it unchanged, and every report current, reads no community and builds no context
-    (`skipped`), unless `force`."""
+    (`skipped`), unless `force`. With `scope_path` (:mod:`nara_kg.generation.report_scope`,
+    filled by graph_communities), a run looks only at the communities holding a record whose
+    inputs changed since its last complete run, and at their parents."""
     sources = _sources_digest(driver, database, llm, embedder, token_budget, leiden_state_path)
     if not force and sources is not None and state_path is not None:
         known = read_json(state_path)
@@ -274,17 +265,40 @@ def generate_community_reports(
         ):
             assert known is not None
             return ReportRunResult(communities=int(known.get("communities", 0)), skipped=True)
-    result = _generate_with_counts(
-        driver,
-        database,
-        llm,
-        cache,
-        embedder,
-        token_budget=token_budget,
-        log=log,
-        token_counts_path=token_counts_path,
-        force=force,
-    )
+    settings = report_settings_key(describe(llm), embedder.key, token_budget)
+    scope = ReportScope(scope_path) if scope_path is not None else None
+    try:
+        plan = plan_reports(
+            driver,
+            database,
+            embedder.key,
+            scope=scope,
+            settings=settings,
+            force=force,
+            reads=report_cypher,
+        )
+        result = _generate_with_counts(
+            driver,
+            database,
+            llm,
+            cache,
+            embedder,
+            plan,
+            token_budget=token_budget,
+            log=log,
+            token_counts_path=token_counts_path,
+            force=force,
+        )
+        if scope is not None:
+            scope.reports_written(
+                up_to=plan.seen_up_to,
+                members={str(c["id"]): c.get("memberHash") for c in plan.communities},
+                gone=plan.gone,
+                settings=settings,
+            )
+    finally:
+        if scope is not None:
+            scope.close()
     if state_path is not None:
         write_json(state_path, {"sources": sources, "communities": result.communities})
     return result
@@ -320,6 +334,7 @@ def _generate_with_counts(
     llm: LLM,
     cache: GenerationCache | None,
     embedder: Embedder,
+    plan: ReportPlan,
     *,
     token_budget: int,
     log: Log,
@@ -333,6 +348,7 @@ def _generate_with_counts(
             llm,
             cache,
             embedder,
+            plan,
             embedder.count_tokens,
             embedder.count_tokens_many,
             token_budget=token_budget,
@@ -348,6 +364,7 @@ def _generate_with_counts(
             llm,
             cache,
             embedder,
+            plan,
             counts.count,
             counts.count_many,
             token_budget=token_budget,
@@ -368,6 +385,7 @@ def _generate_all(
     llm: LLM,
     cache: GenerationCache | None,
     embedder: Embedder,
+    plan: ReportPlan,
     count_tokens: TokenCounter,
     count_tokens_many: TokensCounter,
     *,
@@ -377,8 +395,8 @@ def _generate_all(
 ) -> ReportRunResult:
     result = ReportRunResult()
     #: community id -> (its report, its members' naIds)
-    done: dict[str, tuple[CommunityReport, frozenset[int]]] = {}
-    context_keys: dict[str, str] = {}
+    done: dict[str, tuple[CommunityReport, frozenset[int]]] = dict(plan.outside)
+    context_keys: dict[str, str] = dict(plan.outside_context_keys)
     #: community id -> its members of highest degree (kept with the report for provenance)
     tops: dict[str, list[dict[str, Any]]] = {}
     #: community id -> what its members' text names, until its parent community has used it
@@ -391,7 +409,7 @@ def _generate_all(
     known_members = report_cypher.KnownMembers()
     #: each member's and relationship's key line and context row, made once
     run_rows = RunRows()
-    communities = report_cypher.communities(driver, database)
+    communities = plan.communities
     generator = describe(llm)
     position = 0
     summaries_to_embed: list[str] = []
@@ -469,7 +487,7 @@ def _generate_all(
                         sub_report_keys={c: context_keys.get(c) for c in community["children"]},
                         run_rows=run_rows,
                     )
-                    stored = None if force else _stored_report(community, input_key)
+                    stored = None if force else stored_report(community, input_key)
                     if stored is not None:
                         report, used_sub_reports, truncated = stored
                         context_key = community["reportContextKey"]
@@ -502,8 +520,7 @@ def _generate_all(
                     embedder.key, context_key
                 ):
                     summaries_to_embed.append(summary_embedding_text(report))
-                result.communities += 1
-                result.per_level[level] += 1
+                result.communities_in_scope += 1
                 rows.append(
                     report_row(
                         community_id,
@@ -556,6 +573,7 @@ def _generate_all(
             result.summaries_encoded_early = len(texts) - len(late)
             release_free_memory()
     result.summaries_embedded = len(pending)
+    result.communities, result.per_level, result.scoped = plan.total, plan.per_level, plan.scoped
     result.records_touched = len(known_members.rows)
     result.reports_repaired, result.reports_replaced = repairs.repaired, repairs.replaced
     return result

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
@@ -217,29 +217,50 @@ class ProjectionDigests:
     rows: int
 
 
-def projection_digests(rows: Iterable[Sequence[Any]]) -> ProjectionDigests:
+#: One projected record as the projection stream shows it: its naId, its row hash and its
+#: edges ((target naId, weight), in the projection's order; empty for a record with none).
+ProjectedRecord = tuple[int, str | None, tuple[tuple[int, float], ...]]
+
+
+def projection_digests(
+    rows: Iterable[Sequence[Any]],
+    on_record: Callable[[ProjectedRecord], None] | None = None,
+) -> ProjectionDigests:
     """:class:`ProjectionDigests` of `rows` ([source naId, target naId or None, weight, source
-    row hash], in the projection's order), taken one by one: nothing but the two hashes is
-    held, whatever the graph's size."""
+    row hash], in the projection's order), taken one by one: nothing but the two hashes and one
+    record's edges is held, whatever the graph's size. `on_record` is given each record as its
+    rows end (rows come grouped by source)."""
     projection = hashlib.sha256(_digest(LEIDEN_CONFIG).encode())
     content = hashlib.sha256()
     count = 0
-    previous_source: Any = object()
+    current: Any = object()
+    current_hash: str | None = None
+    edges: list[tuple[int, float]] = []
     for source, target, weight, row_hash in rows:
         projection.update(f"{source},{target},{float(weight)!r}\n".encode())
-        if source != previous_source:  # rows come grouped by source
+        if source != current:
+            if on_record is not None and count:
+                on_record((current, current_hash, tuple(edges)))
             content.update(f"{source},{row_hash}\n".encode())
-            previous_source = source
+            current, current_hash, edges = source, row_hash, []
+        if target is not None:
+            edges.append((int(target), float(weight)))
         count += 1
+    if on_record is not None and count:
+        on_record((current, current_hash, tuple(edges)))
     return ProjectionDigests(projection.hexdigest(), content.hexdigest(), count)
 
 
-def read_projection_digests(driver: Driver, database: str) -> ProjectionDigests:
+def read_projection_digests(
+    driver: Driver,
+    database: str,
+    on_record: Callable[[ProjectedRecord], None] | None = None,
+) -> ProjectionDigests:
     """:func:`projection_digests` of the graph's projection, read as one stream."""
     with driver.session(database=database, default_access_mode="READ") as session:
         result = session.run(PROJECTION_STREAM)
         return projection_digests(
-            (r["source"], r["target"], r["weight"], r["rowHash"]) for r in result
+            ((r["source"], r["target"], r["weight"], r["rowHash"]) for r in result), on_record
         )
 
 

@@ -32,6 +32,34 @@ RETURN c.{_C.ID} AS id, c.{_C.LEVEL} AS level, c.{_C.SIZE} AS size,
 ORDER BY c.{_C.LEVEL}, c.{_C.ID}
 """
 
+#: Every community without its report: what decides which reports a run makes again
+#: (`stale`: no report, or no summary vector of it made by `$model`).
+COMMUNITY_OUTLINE = f"""
+MATCH (c:{Label.COMMUNITY})
+OPTIONAL MATCH (child:{Label.COMMUNITY})-[:{Rel.IN_COMMUNITY}]->(c)
+RETURN c.{_C.ID} AS id, c.{_C.LEVEL} AS level, c.{_C.SIZE} AS size,
+       c.{_C.MEMBER_HASH} AS memberHash,
+       c.{_C.REPORT} IS NULL OR c.{_C.SUMMARY_EMBEDDING_KEY} IS NULL
+         OR c.{_C.SUMMARY_EMBEDDING_KEY} <> $model + '|' + c.{_C.REPORT_CONTEXT_KEY} AS stale,
+       collect(child.{_C.ID}) AS children
+ORDER BY c.{_C.LEVEL}, c.{_C.ID}
+"""
+
+#: :data:`COMMUNITIES` of the given ids only.
+COMMUNITIES_BY_ID = COMMUNITIES.replace(
+    f"MATCH (c:{Label.COMMUNITY})\n",
+    f"UNWIND $ids AS wanted\nMATCH (c:{Label.COMMUNITY} {{{_C.ID}: wanted}})\n",
+    1,
+)
+
+#: The communities, at every level, that hold the given records.
+COMMUNITIES_OF_RECORDS = f"""
+UNWIND $naIds AS id
+MATCH (:{Label.CHUNK} {{{Prop.CHUNK_ID}: toString(id) + '-0'}})
+      -[:{Rel.IN_COMMUNITY}*1..12]->(c:{Label.COMMUNITY})
+RETURN DISTINCT c.{_C.ID} AS id
+"""
+
 #: Every record under a community, directly or through its sub-communities, with its degree
 #: in the projected graph (Includes + authority relationships), as GraphRAG ranks by degree.
 _MEMBER = f"""{{
@@ -182,6 +210,36 @@ LEVELS = (
 
 def communities(driver: Driver, database: str) -> Sequence[dict[str, Any]]:
     return read_values(driver, database, COMMUNITIES)
+
+
+def community_outline(driver: Driver, database: str, model_key: str) -> list[dict[str, Any]]:
+    """:data:`COMMUNITY_OUTLINE`: every community, coarse facts only, finest level first."""
+    return [dict(row) for row in read_values(driver, database, COMMUNITY_OUTLINE, model=model_key)]
+
+
+def communities_by_id(driver: Driver, database: str, ids: Sequence[str]) -> list[dict[str, Any]]:
+    """:data:`COMMUNITIES_BY_ID`, finest level first (the order of :func:`communities`)."""
+    rows: list[dict[str, Any]] = []
+    for start in range(0, len(ids), 10_000):
+        batch = list(ids[start : start + 10_000])
+        rows += read_values(driver, database, COMMUNITIES_BY_ID, ids=batch)
+    return sorted(rows, key=lambda row: (row["level"], row["id"]))
+
+
+def communities_of_records(driver: Driver, database: str, na_ids: Sequence[int]) -> set[str]:
+    """The ids of the communities holding any of `na_ids`, at every level."""
+    rows = read_values(driver, database, COMMUNITIES_OF_RECORDS, naIds=list(na_ids))
+    return {str(row["id"]) for row in rows}
+
+
+def member_ids_of_many(
+    driver: Driver, database: str, community_ids: Sequence[str]
+) -> dict[str, frozenset[int]]:
+    """Each community's members' naIds, through its sub-communities."""
+    return {
+        str(row["id"]): frozenset(int(na_id) for na_id in row["naIds"])
+        for row in read_values(driver, database, MEMBER_IDS_OF_MANY, ids=list(community_ids))
+    }
 
 
 def stale_reports(driver: Driver, database: str, model_key: str) -> int:

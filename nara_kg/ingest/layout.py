@@ -130,6 +130,12 @@ class WorkLayout:
         return self.root / "graph-state" / "reports.json"
 
     @property
+    def report_scope(self) -> Path:
+        """Each projected record's digest, and the records whose report inputs changed since
+        community_reports last ran (nara_kg.generation.report_scope)."""
+        return self.root / "graph-state" / "report-scope.sqlite"
+
+    @property
     def leiden_state(self) -> Path:
         """What graph_communities last read and wrote (digests) and the result it reported."""
         return self.root / "graph-state" / "leiden.json"

@@ -98,6 +98,18 @@ def test_nothing_changed_touches_nothing_and_one_edit_touches_its_record(
         neo4j_driver, "MATCH (c:Chunk {naId: $id, chunkSeqId: 0}) RETURN c.title", id=edited
     ).startswith("Register of ferry tolls")
 
+    # Reports are made again for the communities holding the record or a neighbour whose
+    # edges changed with it, and for their parents; the other communities keep theirs.
+    reports = metadata_of(changed, "community_reports")
+    assert reports["scoped_by_change"] is True
+    holding = scalar(
+        neo4j_driver,
+        "MATCH (:Chunk {naId: $id, chunkSeqId: 0})-[:IN_COMMUNITY*]->(c) RETURN count(c)",
+        id=edited,
+    )
+    assert holding <= reports["communities_in_scope"] < reports["communities"]
+    assert reports[RECORDS_TOUCHED] < metadata_of(full, "community_reports")[RECORDS_TOUCHED]
+
     incremental = graph_fingerprint(neo4j_driver, "neo4j")
     scratch = graph_builder(data, tmp_path / "work-scratch", wipe_first=True)
     assert graph_fingerprint(neo4j_driver, "neo4j") == incremental

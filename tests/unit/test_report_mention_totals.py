@@ -46,6 +46,9 @@ class FakeReports:
     def communities(self, driver: Any, database: str) -> list[dict[str, Any]]:
         return COMMUNITIES
 
+    def community_outline(self, driver: Any, database: str, model_key: str) -> list[Any]:
+        return [{**c, "stale": c.get("report") is None} for c in self.communities(driver, database)]
+
     KnownMembers = report_cypher.KnownMembers
 
     def members_of_many(

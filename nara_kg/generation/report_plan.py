@@ -1,0 +1,128 @@
+"""Which communities a community_reports run makes reports for, and what it reads of the
+others: the plan the generation loop (:mod:`nara_kg.generation.generate`) follows."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from neo4j import Driver
+
+from nara_kg.generation.community_report import CommunityReport
+from nara_kg.generation.report_parse import ReportFormatError, parse_report
+from nara_kg.generation.report_rows import report_code_digest
+from nara_kg.generation.report_scope import ReportScope, communities_to_report
+from nara_kg.graph import reports as report_cypher
+
+
+def stored_report(
+    community: Mapping[str, Any], input_key: str
+) -> tuple[CommunityReport, bool, bool] | None:
+    """The report on the community's node, with its context's two flags, when the node was
+    written from these inputs; None when it was not (or its report does not parse)."""
+    if community.get("reportInputKey") != input_key or not community.get("reportContextKey"):
+        return None
+    try:
+        report = parse_report(
+            community["report"] or "",
+            community["id"],
+            int(community["level"]),
+            community["reportGeneratedBy"] or "",
+        )
+    except ReportFormatError:
+        return None
+    return (
+        report,
+        bool(community.get("reportUsedSubReports")),
+        bool(community.get("reportTruncated")),
+    )
+
+
+@dataclass
+class ReportPlan:
+    """The communities a run makes reports for, finest level first (full rows), the stored
+    reports of their sub-communities outside the run (id -> report and members' naIds, and
+    id -> context key), and what the scope's state needs once the run is complete."""
+
+    communities: list[dict[str, Any]]
+    outside: dict[str, tuple[CommunityReport, frozenset[int]]]
+    outside_context_keys: dict[str, str]
+    total: int
+    per_level: Counter[int]
+    scoped: bool
+    #: The last pending sequence the run has seen, and the communities gone since the last run.
+    seen_up_to: int = 0
+    gone: list[str] = field(default_factory=list)
+
+
+def report_settings_key(generator: str, counter_key: str, token_budget: int) -> str:
+    """What every report's input key shares: generator, token counter, budget and code. A
+    change to it makes every report again."""
+    parts = [generator, counter_key, token_budget, report_code_digest()]
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
+
+
+def plan_reports(
+    driver: Driver,
+    database: str,
+    model_key: str,
+    *,
+    scope: ReportScope | None,
+    settings: str,
+    force: bool,
+    reads: Any = report_cypher,
+) -> ReportPlan:
+    """Which communities a run makes reports for: every one on the first run, the full
+    rebuild, a change of :func:`report_settings_key` or without a scope state; otherwise
+    :func:`~nara_kg.generation.report_scope.communities_to_report` of the records pending.
+    `reads`: the module of reads (:mod:`nara_kg.graph.reports`, or a stand-in in tests)."""
+    outline = reads.community_outline(driver, database, model_key)
+    per_level = Counter(int(c["level"]) for c in outline)
+    ids = [str(c["id"]) for c in outline]
+    remembered = scope.report_members() if scope is not None else {}
+    seen_up_to = scope.pending_seq() if scope is not None else 0
+    gone = sorted(remembered.keys() - set(ids))
+
+    def whole() -> ReportPlan:
+        return ReportPlan(
+            list(reads.communities(driver, database)),
+            {},
+            {},
+            len(outline),
+            per_level,
+            scoped=False,
+            seen_up_to=seen_up_to,
+            gone=gone,
+        )
+
+    if scope is None or force or scope.report_settings() != settings:
+        return whole()
+    holding: set[str] = set()
+    for batch in scope.pending_batches(seen_up_to):
+        holding |= reads.communities_of_records(driver, database, batch)
+    chosen = communities_to_report(outline, holding, remembered)
+    outside_ids = sorted(
+        {str(child) for c in outline if c["id"] in chosen for child in c["children"]} - chosen
+    )
+    outside_rows = reads.communities_by_id(driver, database, outside_ids)
+    members = reads.member_ids_of_many(driver, database, outside_ids)
+    outside: dict[str, tuple[CommunityReport, frozenset[int]]] = {}
+    for row in outside_rows:
+        stored = stored_report(row, row.get("reportInputKey") or "")
+        if stored is None or row["id"] not in members:
+            return whole()  # a sub-report that cannot be read as it is: make every report
+        outside[row["id"]] = (stored[0], members[row["id"]])
+    return ReportPlan(
+        reads.communities_by_id(driver, database, [i for i in ids if i in chosen]),
+        outside,
+        {row["id"]: row["reportContextKey"] for row in outside_rows},
+        len(outline),
+        per_level,
+        scoped=True,
+        seen_up_to=seen_up_to,
+        gone=gone,
+    )

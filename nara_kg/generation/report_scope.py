@@ -1,0 +1,264 @@
+"""Which communities community_reports has to look at again: those holding a record whose
+report inputs changed since its last complete run, and those whose members changed.
+
+A community's report is made from its members' rows (title, text, type, degree), the
+relationships among them, what their text names (MENTIONED_IN with the authorities' headings)
+and its sub-communities' reports. All of it is in the projection graph_communities streams
+(each record's row hash and its edges, mentions included, as weighted edges from the authority),
+so graph_communities hands each record to :meth:`ReportScope.update` as it streams by: a
+record whose row hash or edges differ from the last stream's is pending, and so are the
+records at the other end of its old and new edges (their degree, their relationships and their
+mentions changed with it). community_reports reads the pending records, looks at the
+communities holding them, at the communities whose members' hash differs from the one it made
+their report from, and at their parents (a parent's context holds its sub-communities'
+reports), and deletes the pending records it has seen only once its reports are written.
+
+Why SQLite (the standard library's `sqlite3`): the stream comes in naId order, and one range
+read per batch of the digests table finds the old digests and the records gone from the graph
+without holding the table; the pending records are a queue that one step fills and another
+drains, kept whole by transactions when a run is killed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from nara_kg.graph.communities import ProjectedRecord
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS record_digests (
+  na_id INTEGER PRIMARY KEY, digest TEXT NOT NULL, targets TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS pending_records (na_id INTEGER PRIMARY KEY, seq INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS report_members (community_id TEXT PRIMARY KEY, member_hash TEXT);
+"""
+
+#: Records per range read of the digests table.
+BATCH = 5_000
+#: Keys per `IN (...)` or Cypher `UNWIND` batch.
+KEYS_PER_QUERY = 10_000
+_SEQ = "seq"
+_REPORT_SETTINGS = "report_settings"
+
+
+def record_digest(record: ProjectedRecord) -> str:
+    """A digest of what the reports read of one record: its row hash and its edges."""
+    _, row_hash, edges = record
+    return hashlib.sha256(json.dumps([row_hash, edges]).encode()).hexdigest()[:24]
+
+
+def _targets(text: str) -> list[int]:
+    return [int(t) for t in text.split(",") if t]
+
+
+class ReportScope:
+    """The on-disk state of :mod:`nara_kg.generation.report_scope` at `path`."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._db = sqlite3.connect(path)
+        self._db.executescript(SCHEMA)
+        self._db.commit()
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> ReportScope:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    # --------------------------------------------------------------- graph_communities' side
+    def update(self, records: Iterable[ProjectedRecord]) -> int:
+        """Compare the projection's records (in naId order) with the last stream's digests and
+        queue the records whose report inputs changed; one transaction. Returns how many
+        records changed, appeared or went."""
+        comparison = self.comparison()
+        try:
+            for record in records:
+                comparison.add(record)
+        except BaseException:
+            comparison.abort()
+            raise
+        return comparison.finish()
+
+    def comparison(self) -> ProjectionComparison:
+        """:meth:`update`, fed one record at a time (as the projection streams by)."""
+        return ProjectionComparison(self, self._next_seq())
+
+    def compare(
+        self, batch: Sequence[ProjectedRecord], low: int | None, high: int | None, seq: int
+    ) -> int:
+        """One batch against the stored digests of the naIds in (low, high] (high None: to the
+        end): changed and new records are stored and queued, those stored but not streamed
+        (gone from the graph) are deleted and queued, each with the other ends of its edges."""
+        where, params = [], []
+        if low is not None:
+            where.append("na_id > ?")
+            params.append(low)
+        if high is not None:
+            where.append("na_id <= ?")
+            params.append(high)
+        clause = f"WHERE {' AND '.join(where)}" if where else ""
+        stored = {
+            int(na_id): (digest, targets)
+            for na_id, digest, targets in self._db.execute(
+                f"SELECT na_id, digest, targets FROM record_digests {clause}", params
+            )
+        }
+        pending: set[int] = set()
+        upserts = []
+        for record in batch:
+            na_id = int(record[0])
+            digest = record_digest(record)
+            old = stored.pop(na_id, None)
+            if old is not None and old[0] == digest:
+                continue
+            targets = [target for target, _ in record[2]]
+            pending.add(na_id)
+            pending.update(targets)
+            if old is not None:
+                pending.update(_targets(old[1]))
+            upserts.append((na_id, digest, ",".join(map(str, targets))))
+        for na_id, (_, targets) in stored.items():
+            pending.add(na_id)
+            pending.update(_targets(targets))
+        self._db.executemany("INSERT OR REPLACE INTO record_digests VALUES (?, ?, ?)", upserts)
+        self._db.executemany(
+            "DELETE FROM record_digests WHERE na_id = ?", [(na_id,) for na_id in stored]
+        )
+        self._db.executemany(
+            "INSERT OR REPLACE INTO pending_records VALUES (?, ?)",
+            [(na_id, seq) for na_id in pending],
+        )
+        return len(upserts) + len(stored)
+
+    def commit_seq(self, seq: int) -> None:
+        self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (_SEQ, str(seq)))
+        self._db.commit()
+
+    def rollback(self) -> None:
+        self._db.rollback()
+
+    def _next_seq(self) -> int:
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (_SEQ,)).fetchone()
+        return int(row[0]) + 1 if row else 1
+
+    # --------------------------------------------------------------- community_reports' side
+    def pending_seq(self) -> int:
+        """The queue's last sequence number: what a reports run that starts now has seen."""
+        return self._next_seq() - 1
+
+    def pending_batches(self, up_to: int) -> Iterator[list[int]]:
+        """The pending records queued up to sequence `up_to`, in batches."""
+        cursor = self._db.execute(
+            "SELECT na_id FROM pending_records WHERE seq <= ? ORDER BY na_id", (up_to,)
+        )
+        while rows := cursor.fetchmany(KEYS_PER_QUERY):
+            yield [int(na_id) for (na_id,) in rows]
+
+    def report_members(self) -> dict[str, str | None]:
+        """Community id -> the members' hash its report was last made from."""
+        return dict(self._db.execute("SELECT community_id, member_hash FROM report_members"))
+
+    def report_settings(self) -> str | None:
+        row = self._db.execute(
+            "SELECT value FROM meta WHERE key = ?", (_REPORT_SETTINGS,)
+        ).fetchone()
+        return str(row[0]) if row else None
+
+    def reports_written(
+        self,
+        *,
+        up_to: int,
+        members: Mapping[str, str | None],
+        gone: Iterable[str],
+        settings: str,
+    ) -> None:
+        """After a complete reports run: the records it saw leave the queue, and the members'
+        hashes of the communities it made reports for (`members`) are remembered."""
+        try:
+            self._db.execute("DELETE FROM pending_records WHERE seq <= ?", (up_to,))
+            self._db.executemany(
+                "INSERT OR REPLACE INTO report_members VALUES (?, ?)", members.items()
+            )
+            self._db.executemany(
+                "DELETE FROM report_members WHERE community_id = ?", [(cid,) for cid in gone]
+            )
+            self._db.execute(
+                "INSERT OR REPLACE INTO meta VALUES (?, ?)", (_REPORT_SETTINGS, settings)
+            )
+            self._db.commit()
+        except BaseException:
+            self._db.rollback()
+            raise
+
+
+class ProjectionComparison:
+    """One stream's comparison in progress: records are compared a batch at a time, all in
+    one transaction that :meth:`finish` commits."""
+
+    def __init__(self, scope: ReportScope, seq: int) -> None:
+        self._scope, self._seq = scope, seq
+        self._low: int | None = None
+        self._batch: list[ProjectedRecord] = []
+        self.changed = 0
+
+    def add(self, record: ProjectedRecord) -> None:
+        self._batch.append(record)
+        if len(self._batch) >= BATCH:
+            high = int(self._batch[-1][0])
+            self.changed += self._scope.compare(self._batch, self._low, high, self._seq)
+            self._low, self._batch = high, []
+
+    def finish(self) -> int:
+        try:
+            self.changed += self._scope.compare(self._batch, self._low, None, self._seq)
+            self._scope.commit_seq(self._seq)
+        except BaseException:
+            self.abort()
+            raise
+        return self.changed
+
+    def abort(self) -> None:
+        self._scope.rollback()
+
+
+def communities_to_report(
+    outline: Sequence[Mapping[str, Any]],
+    holding_pending: Iterable[str],
+    remembered_members: Mapping[str, str | None],
+) -> set[str]:
+    """The communities whose reports are made again (pure): those holding a pending record,
+    those without a current report (`stale` in the outline), those whose members' hash is not
+    the one their report was made from, every parent of one of these (its context holds their
+    reports), and below each, the only sub-community that has all its members (the community
+    takes that sub-community's report, so it must be made in the same run)."""
+    by_id = {str(c["id"]): c for c in outline}
+    scope = {cid for cid in holding_pending if cid in by_id}
+    for cid, community in by_id.items():
+        if community.get("stale") or remembered_members.get(cid, "") != community.get("memberHash"):
+            scope.add(cid)
+    parent_of = {str(child): cid for cid, c in by_id.items() for child in c["children"]}
+    for cid in list(scope):
+        parent = parent_of.get(cid)
+        while parent is not None and parent not in scope:
+            scope.add(parent)
+            parent = parent_of.get(parent)
+    for cid in list(scope):
+        community = by_id[cid]
+        while len(community["children"]) == 1:
+            child = by_id.get(str(community["children"][0]))
+            if child is None or int(child["size"] or 0) != int(community["size"] or 0):
+                break
+            scope.add(str(child["id"]))
+            community = child
+    return scope

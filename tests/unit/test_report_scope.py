@@ -1,0 +1,159 @@
+"""Which communities' reports a run makes again: the records whose projected row or edges
+changed (and the other ends of those edges) are queued by the projection stream and drained by
+the reports run; the communities holding them, those with other members and their parents are
+in scope, with a copied community's only sub-community."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nara_kg.generation.report_scope import ReportScope, communities_to_report
+from nara_kg.graph.communities import ProjectedRecord, projection_digests
+
+#: 1 -> 2 (Includes), 3 names 1 twice (a mention from authority 3), 4 alone.
+GRAPH: list[ProjectedRecord] = [
+    (1, "h1", ((2, 1.0),)),
+    (2, "h2", ()),
+    (3, "h3", ((1, 2.0),)),
+    (4, "h4", ()),
+]
+
+
+def _pending(scope: ReportScope) -> set[int]:
+    return {n for batch in scope.pending_batches(scope.pending_seq()) for n in batch}
+
+
+def _drain(scope: ReportScope) -> None:
+    scope.reports_written(up_to=scope.pending_seq(), members={}, gone=[], settings="s")
+
+
+def test_first_stream_queues_every_record_and_an_unchanged_one_queues_none(
+    tmp_path: Path,
+) -> None:
+    with ReportScope(tmp_path / "scope.sqlite") as scope:
+        assert scope.update(GRAPH) == 4
+        assert _pending(scope) == {1, 2, 3, 4}
+        _drain(scope)
+        assert scope.update(GRAPH) == 0
+        assert _pending(scope) == set()
+
+
+def test_a_changed_row_queues_the_record_and_the_other_ends_of_its_edges(tmp_path: Path) -> None:
+    with ReportScope(tmp_path / "scope.sqlite") as scope:
+        scope.update(GRAPH)
+        _drain(scope)
+        edited = [GRAPH[0], GRAPH[1], (3, "h3-renamed", ((1, 2.0),)), GRAPH[3]]
+        assert scope.update(edited) == 1
+        assert _pending(scope) == {3, 1}
+
+
+def test_a_moved_edge_queues_its_old_and_new_ends(tmp_path: Path) -> None:
+    with ReportScope(tmp_path / "scope.sqlite") as scope:
+        scope.update(GRAPH)
+        _drain(scope)
+        moved = [GRAPH[0], GRAPH[1], (3, "h3", ((4, 2.0),)), GRAPH[3]]
+        scope.update(moved)
+        assert _pending(scope) == {3, 1, 4}
+
+
+def test_a_record_gone_from_the_graph_queues_it_and_its_old_targets(tmp_path: Path) -> None:
+    with ReportScope(tmp_path / "scope.sqlite") as scope:
+        scope.update(GRAPH)
+        _drain(scope)
+        assert scope.update([GRAPH[1], GRAPH[2], GRAPH[3]]) == 1
+        assert _pending(scope) == {1, 2}
+        # and it is gone from the digests: seen again, it is new
+        _drain(scope)
+        assert scope.update(GRAPH) == 1
+
+
+def test_records_across_many_batches_are_compared_by_range(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    import nara_kg.generation.report_scope as module
+
+    monkeypatch.setattr(module, "BATCH", 3)
+    many: list[ProjectedRecord] = [(n, f"h{n}", ()) for n in range(1, 20)]
+    with ReportScope(tmp_path / "scope.sqlite") as scope:
+        scope.update(many)
+        _drain(scope)
+        # 7 gone, 11 edited, 25 new: each found although they fall in different batches
+        changed = [r for r in many if r[0] != 7]
+        changed[9] = (11, "h11-edited", ())
+        changed.append((25, "h25", ()))
+        assert scope.update(changed) == 3
+        assert _pending(scope) == {7, 11, 25}
+
+
+def test_a_run_that_fails_queues_nothing_and_keeps_the_old_digests(tmp_path: Path) -> None:
+    with ReportScope(tmp_path / "scope.sqlite") as scope:
+        scope.update(GRAPH)
+        _drain(scope)
+
+        def broken() -> Any:
+            yield (1, "h1-edited", ((2, 1.0),))
+            raise RuntimeError("stream broke")
+
+        with pytest.raises(RuntimeError):
+            scope.update(broken())
+        assert _pending(scope) == set()
+        assert scope.update([(1, "h1-edited", ((2, 1.0),)), *GRAPH[1:]]) == 1
+
+
+def test_records_queued_after_a_reports_run_began_stay_queued(tmp_path: Path) -> None:
+    with ReportScope(tmp_path / "scope.sqlite") as scope:
+        scope.update(GRAPH)
+        seen = scope.pending_seq()
+        scope.update([GRAPH[0], GRAPH[1], GRAPH[2], (4, "h4-edited", ())])
+        scope.reports_written(up_to=seen, members={}, gone=[], settings="s")
+        assert _pending(scope) == {4}
+
+
+def test_the_stream_hands_every_record_with_its_edges_to_the_comparison() -> None:
+    rows = [(1, 2, 1.0, "h1"), (1, 3, 1.0, "h1"), (2, None, 0.0, "h2"), (3, 1, 2.0, "h3")]
+    seen: list[ProjectedRecord] = []
+    projection_digests(rows, seen.append)
+    assert seen == [(1, "h1", ((2, 1.0), (3, 1.0))), (2, "h2", ()), (3, "h3", ((1, 2.0),))]
+
+
+#: Level 0: 0-1 {1, 2}, 0-3 {3}, 0-4 {4}; level 1: 1-1 {1, 2, 3} (0-1, 0-3), 1-4 {4} (copy
+#: of 0-4); level 2: 2-1 (1-1, 1-4).
+OUTLINE = [
+    {"id": "0-1", "level": 0, "size": 2, "memberHash": "a", "children": []},
+    {"id": "0-3", "level": 0, "size": 1, "memberHash": "b", "children": []},
+    {"id": "0-4", "level": 0, "size": 1, "memberHash": "c", "children": []},
+    {"id": "1-1", "level": 1, "size": 3, "memberHash": "d", "children": ["0-1", "0-3"]},
+    {"id": "1-4", "level": 1, "size": 1, "memberHash": "e", "children": ["0-4"]},
+    {"id": "2-1", "level": 2, "size": 4, "memberHash": "f", "children": ["1-1", "1-4"]},
+]
+REMEMBERED = {c["id"]: c["memberHash"] for c in OUTLINE}
+
+
+def test_nothing_pending_and_nothing_moved_means_no_report_is_made() -> None:
+    assert communities_to_report(OUTLINE, set(), REMEMBERED) == set()
+
+
+def test_a_community_holding_a_pending_record_is_made_with_its_parents() -> None:
+    assert communities_to_report(OUTLINE, {"0-3", "1-1", "2-1"}, REMEMBERED) == {
+        "0-3",
+        "1-1",
+        "2-1",
+    }
+    # the parents are added even when only the finest community is named
+    assert communities_to_report(OUTLINE, {"0-3"}, REMEMBERED) == {"0-3", "1-1", "2-1"}
+
+
+def test_a_copied_community_brings_its_only_sub_community() -> None:
+    assert communities_to_report(OUTLINE, {"1-4"}, REMEMBERED) == {"1-4", "0-4", "2-1"}
+
+
+def test_other_members_or_a_stale_report_put_a_community_in_scope() -> None:
+    moved = [dict(c, memberHash="z") if c["id"] == "0-1" else c for c in OUTLINE]
+    assert communities_to_report(moved, set(), REMEMBERED) == {"0-1", "1-1", "2-1"}
+    stale = [dict(c, stale=True) if c["id"] == "0-4" else c for c in OUTLINE]
+    assert communities_to_report(stale, set(), REMEMBERED) == {"0-4", "1-4", "2-1"}
+    unknown = {k: v for k, v in REMEMBERED.items() if k != "0-3"}
+    assert communities_to_report(OUTLINE, set(), unknown) == {"0-3", "1-1", "2-1"}
