@@ -6,12 +6,15 @@ relationships among them, what their text names (MENTIONED_IN with the authoriti
 and its sub-communities' reports. All of it is in the projection graph_communities streams
 (each record's row hash and its edges, mentions included, as weighted edges from the authority),
 so graph_communities hands each record to :meth:`ReportScope.update` as it streams by: a
-record whose row hash or edges differ from the last stream's is pending, and so are the
-records at the other end of its old and new edges (their degree, their relationships and their
-mentions changed with it). community_reports reads the pending records, looks at the
-communities holding them, at the communities whose members' hash differs from the one it made
-their report from, and at their parents (a parent's context holds its sub-communities'
-reports), and deletes the pending records it has seen only once its reports are written.
+record whose row hash, face or edges differ from the last stream's is pending. When its edges
+or its face (its heading and type, which the reports of the communities holding the records it
+names show) changed, so are the records at the other end of its old and new edges: their
+degree, their relationships or their mentions changed with it. A changed text alone changes
+only the reports of the communities holding the record. community_reports reads the pending
+records, looks at the communities holding them, at the communities whose members' hash differs
+from the one it made their report from, and at their parents (a parent's context holds its
+sub-communities' reports), and deletes the pending records it has seen only once its reports
+are written.
 
 Why SQLite (the standard library's `sqlite3`): the stream comes in naId order, and one range
 read per batch of the digests table finds the old digests and the records gone from the graph
@@ -33,7 +36,8 @@ from nara_kg.graph.communities import ProjectedRecord
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS record_digests (
-  na_id INTEGER PRIMARY KEY, digest TEXT NOT NULL, targets TEXT NOT NULL
+  na_id INTEGER PRIMARY KEY, row_digest TEXT NOT NULL, outward_digest TEXT NOT NULL,
+  targets TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS pending_records (na_id INTEGER PRIMARY KEY, seq INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS report_members (community_id TEXT PRIMARY KEY, member_hash TEXT);
@@ -47,10 +51,12 @@ _SEQ = "seq"
 _REPORT_SETTINGS = "report_settings"
 
 
-def record_digest(record: ProjectedRecord) -> str:
-    """A digest of what the reports read of one record: its row hash and its edges."""
-    _, row_hash, edges = record
-    return hashlib.sha256(json.dumps([row_hash, edges]).encode()).hexdigest()[:24]
+def record_digests(record: ProjectedRecord) -> tuple[str, str]:
+    """Digests of what the reports read of one record: of its row (read where it is a member)
+    and of its face and edges (read also where the records it names are members)."""
+    _, row_hash, face, edges = record
+    outward = hashlib.sha256(json.dumps([face, edges]).encode()).hexdigest()[:24]
+    return str(row_hash), outward
 
 
 def _targets(text: str) -> list[int]:
@@ -109,29 +115,31 @@ class ReportScope:
             params.append(high)
         clause = f"WHERE {' AND '.join(where)}" if where else ""
         stored = {
-            int(na_id): (digest, targets)
-            for na_id, digest, targets in self._db.execute(
-                f"SELECT na_id, digest, targets FROM record_digests {clause}", params
+            int(na_id): (row_digest, outward_digest, targets)
+            for na_id, row_digest, outward_digest, targets in self._db.execute(
+                f"SELECT na_id, row_digest, outward_digest, targets FROM record_digests {clause}",
+                params,
             )
         }
         pending: set[int] = set()
         upserts = []
         for record in batch:
             na_id = int(record[0])
-            digest = record_digest(record)
+            row_digest, outward_digest = record_digests(record)
             old = stored.pop(na_id, None)
-            if old is not None and old[0] == digest:
+            if old is not None and old[:2] == (row_digest, outward_digest):
                 continue
-            targets = [target for target, _ in record[2]]
+            targets = [target for target, _ in record[3]]
             pending.add(na_id)
-            pending.update(targets)
-            if old is not None:
-                pending.update(_targets(old[1]))
-            upserts.append((na_id, digest, ",".join(map(str, targets))))
-        for na_id, (_, targets) in stored.items():
+            if old is None or old[1] != outward_digest:
+                pending.update(targets)
+                if old is not None:
+                    pending.update(_targets(old[2]))
+            upserts.append((na_id, row_digest, outward_digest, ",".join(map(str, targets))))
+        for na_id, (_, _, targets) in stored.items():
             pending.add(na_id)
             pending.update(_targets(targets))
-        self._db.executemany("INSERT OR REPLACE INTO record_digests VALUES (?, ?, ?)", upserts)
+        self._db.executemany("INSERT OR REPLACE INTO record_digests VALUES (?, ?, ?, ?)", upserts)
         self._db.executemany(
             "DELETE FROM record_digests WHERE na_id = ?", [(na_id,) for na_id in stored]
         )

@@ -100,7 +100,8 @@ RETURN gds.graph.project(
 PROJECTION_STREAM = (
     _PROJECTION_ROWS
     + f"RETURN source.{Prop.NA_ID} AS source, target.{Prop.NA_ID} AS target, weight, "
-    f"source.{Prop.ROW_HASH} AS rowHash"
+    f"source.{Prop.ROW_HASH} AS rowHash, "
+    f"[coalesce(source.{Prop.HEADING}, source.{Prop.TITLE}), source.{Prop.NODE_TYPE}] AS face"
 )
 #: The GDS node property a seeded run starts from.
 SEED_PROPERTY: Final = "seed"
@@ -217,9 +218,10 @@ class ProjectionDigests:
     rows: int
 
 
-#: One projected record as the projection stream shows it: its naId, its row hash and its
-#: edges ((target naId, weight), in the projection's order; empty for a record with none).
-ProjectedRecord = tuple[int, str | None, tuple[tuple[int, float], ...]]
+#: One projected record as the projection stream shows it: its naId, its row hash, its face
+#: (what a report shows of it where it is not a member: its heading or title and its type) and
+#: its edges ((target naId, weight), in the projection's order; empty for a record with none).
+ProjectedRecord = tuple[int, str | None, Any, tuple[tuple[int, float], ...]]
 
 
 def projection_digests(
@@ -227,27 +229,29 @@ def projection_digests(
     on_record: Callable[[ProjectedRecord], None] | None = None,
 ) -> ProjectionDigests:
     """:class:`ProjectionDigests` of `rows` ([source naId, target naId or None, weight, source
-    row hash], in the projection's order), taken one by one: nothing but the two hashes and one
-    record's edges is held, whatever the graph's size. `on_record` is given each record as its
-    rows end (rows come grouped by source)."""
+    row hash, optionally the source's face], in the projection's order), taken one by one:
+    nothing but the two hashes and one record's edges is held, whatever the graph's size.
+    `on_record` is given each record as its rows end (rows come grouped by source)."""
     projection = hashlib.sha256(_digest(LEIDEN_CONFIG).encode())
     content = hashlib.sha256()
     count = 0
     current: Any = object()
     current_hash: str | None = None
+    current_face: Any = None
     edges: list[tuple[int, float]] = []
-    for source, target, weight, row_hash in rows:
+    for source, target, weight, row_hash, *face in rows:
         projection.update(f"{source},{target},{float(weight)!r}\n".encode())
         if source != current:
             if on_record is not None and count:
-                on_record((current, current_hash, tuple(edges)))
+                on_record((current, current_hash, current_face, tuple(edges)))
             content.update(f"{source},{row_hash}\n".encode())
             current, current_hash, edges = source, row_hash, []
+            current_face = face[0] if face else None
         if target is not None:
             edges.append((int(target), float(weight)))
         count += 1
     if on_record is not None and count:
-        on_record((current, current_hash, tuple(edges)))
+        on_record((current, current_hash, current_face, tuple(edges)))
     return ProjectionDigests(projection.hexdigest(), content.hexdigest(), count)
 
 
@@ -260,7 +264,8 @@ def read_projection_digests(
     with driver.session(database=database, default_access_mode="READ") as session:
         result = session.run(PROJECTION_STREAM)
         return projection_digests(
-            ((r["source"], r["target"], r["weight"], r["rowHash"]) for r in result), on_record
+            ((r["source"], r["target"], r["weight"], r["rowHash"], r["face"]) for r in result),
+            on_record,
         )
 
 

@@ -15,10 +15,10 @@ from nara_kg.graph.communities import ProjectedRecord, projection_digests
 
 #: 1 -> 2 (Includes), 3 names 1 twice (a mention from authority 3), 4 alone.
 GRAPH: list[ProjectedRecord] = [
-    (1, "h1", ((2, 1.0),)),
-    (2, "h2", ()),
-    (3, "h3", ((1, 2.0),)),
-    (4, "h4", ()),
+    (1, "h1", ["Record 1", "series"], ((2, 1.0),)),
+    (2, "h2", ["Record 2", "item"], ()),
+    (3, "h3", ["Person 3", "person"], ((1, 2.0),)),
+    (4, "h4", ["Record 4", "item"], ()),
 ]
 
 
@@ -41,12 +41,21 @@ def test_first_stream_queues_every_record_and_an_unchanged_one_queues_none(
         assert _pending(scope) == set()
 
 
-def test_a_changed_row_queues_the_record_and_the_other_ends_of_its_edges(tmp_path: Path) -> None:
+def test_a_changed_text_queues_the_record_alone(tmp_path: Path) -> None:
     with ReportScope(tmp_path / "scope.sqlite") as scope:
         scope.update(GRAPH)
         _drain(scope)
-        edited = [GRAPH[0], GRAPH[1], (3, "h3-renamed", ((1, 2.0),)), GRAPH[3]]
-        assert scope.update(edited) == 1
+        edited = [GRAPH[0], GRAPH[1], (3, "h3-edited", ["Person 3", "person"], ((1, 2.0),))]
+        assert scope.update([*edited, GRAPH[3]]) == 1
+        assert _pending(scope) == {3}
+
+
+def test_a_changed_heading_queues_the_record_and_the_records_it_names(tmp_path: Path) -> None:
+    with ReportScope(tmp_path / "scope.sqlite") as scope:
+        scope.update(GRAPH)
+        _drain(scope)
+        renamed = (3, "h3-renamed", ["Person 3 renamed", "person"], ((1, 2.0),))
+        assert scope.update([GRAPH[0], GRAPH[1], renamed, GRAPH[3]]) == 1
         assert _pending(scope) == {3, 1}
 
 
@@ -54,7 +63,7 @@ def test_a_moved_edge_queues_its_old_and_new_ends(tmp_path: Path) -> None:
     with ReportScope(tmp_path / "scope.sqlite") as scope:
         scope.update(GRAPH)
         _drain(scope)
-        moved = [GRAPH[0], GRAPH[1], (3, "h3", ((4, 2.0),)), GRAPH[3]]
+        moved = [GRAPH[0], GRAPH[1], (3, "h3", ["Person 3", "person"], ((4, 2.0),)), GRAPH[3]]
         scope.update(moved)
         assert _pending(scope) == {3, 1, 4}
 
@@ -76,14 +85,14 @@ def test_records_across_many_batches_are_compared_by_range(
     import nara_kg.generation.report_scope as module
 
     monkeypatch.setattr(module, "BATCH", 3)
-    many: list[ProjectedRecord] = [(n, f"h{n}", ()) for n in range(1, 20)]
+    many: list[ProjectedRecord] = [(n, f"h{n}", None, ()) for n in range(1, 20)]
     with ReportScope(tmp_path / "scope.sqlite") as scope:
         scope.update(many)
         _drain(scope)
         # 7 gone, 11 edited, 25 new: each found although they fall in different batches
         changed = [r for r in many if r[0] != 7]
-        changed[9] = (11, "h11-edited", ())
-        changed.append((25, "h25", ()))
+        changed[9] = (11, "h11-edited", None, ())
+        changed.append((25, "h25", None, ()))
         assert scope.update(changed) == 3
         assert _pending(scope) == {7, 11, 25}
 
@@ -94,29 +103,39 @@ def test_a_run_that_fails_queues_nothing_and_keeps_the_old_digests(tmp_path: Pat
         _drain(scope)
 
         def broken() -> Any:
-            yield (1, "h1-edited", ((2, 1.0),))
+            yield (1, "h1-edited", ["Record 1", "series"], ((2, 1.0),))
             raise RuntimeError("stream broke")
 
         with pytest.raises(RuntimeError):
             scope.update(broken())
         assert _pending(scope) == set()
-        assert scope.update([(1, "h1-edited", ((2, 1.0),)), *GRAPH[1:]]) == 1
+        edited = (1, "h1-edited", ["Record 1", "series"], ((2, 1.0),))
+        assert scope.update([edited, *GRAPH[1:]]) == 1
 
 
 def test_records_queued_after_a_reports_run_began_stay_queued(tmp_path: Path) -> None:
     with ReportScope(tmp_path / "scope.sqlite") as scope:
         scope.update(GRAPH)
         seen = scope.pending_seq()
-        scope.update([GRAPH[0], GRAPH[1], GRAPH[2], (4, "h4-edited", ())])
+        scope.update([GRAPH[0], GRAPH[1], GRAPH[2], (4, "h4-edited", ["Record 4", "item"], ())])
         scope.reports_written(up_to=seen, members={}, gone=[], settings="s")
         assert _pending(scope) == {4}
 
 
 def test_the_stream_hands_every_record_with_its_edges_to_the_comparison() -> None:
-    rows = [(1, 2, 1.0, "h1"), (1, 3, 1.0, "h1"), (2, None, 0.0, "h2"), (3, 1, 2.0, "h3")]
+    rows = [
+        (1, 2, 1.0, "h1", ["A", "series"]),
+        (1, 3, 1.0, "h1", ["A", "series"]),
+        (2, None, 0.0, "h2", ["B", "item"]),
+        (3, 1, 2.0, "h3", ["C", "person"]),
+    ]
     seen: list[ProjectedRecord] = []
     projection_digests(rows, seen.append)
-    assert seen == [(1, "h1", ((2, 1.0), (3, 1.0))), (2, "h2", ()), (3, "h3", ((1, 2.0),))]
+    assert seen == [
+        (1, "h1", ["A", "series"], ((2, 1.0), (3, 1.0))),
+        (2, "h2", ["B", "item"], ()),
+        (3, "h3", ["C", "person"], ((1, 2.0),)),
+    ]
 
 
 #: Level 0: 0-1 {1, 2}, 0-3 {3}, 0-4 {4}; level 1: 1-1 {1, 2, 3} (0-1, 0-3), 1-4 {4} (copy
