@@ -95,6 +95,7 @@ def community_reports(
             "contexts_rebuilt": result.generated + result.cached,
             "communities_in_scope": result.communities_in_scope,
             "scoped_by_change": result.scoped,
+            "all_communities_because": result.whole_because,
             "reports_regenerated": result.generated,
             RECORDS_TOUCHED: result.records_touched,
             "generated": result.generated,

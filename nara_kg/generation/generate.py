@@ -86,8 +86,10 @@ class ReportRunResult:
     records_touched: int = 0
     #: Communities whose reports this run looked at (all, unless scoped by the change).
     communities_in_scope: int = 0
-    #: Whether the run was scoped by the records whose inputs changed (report_scope).
+    #: Whether the run was scoped by the records whose inputs changed (report_scope), and if
+    #: not, why.
     scoped: bool = False
+    whole_because: str = ""
     per_level: Counter[int] = field(default_factory=Counter)
     preview: list[dict[str, Any]] = field(default_factory=list)
 
@@ -574,6 +576,7 @@ def _generate_all(
             release_free_memory()
     result.summaries_embedded = len(pending)
     result.communities, result.per_level, result.scoped = plan.total, plan.per_level, plan.scoped
+    result.whole_because = plan.whole_because
     result.records_touched = len(known_members.rows)
     result.reports_repaired, result.reports_replaced = repairs.repaired, repairs.replaced
     return result

@@ -19,21 +19,30 @@ from nara_kg.generation.report_scope import ReportScope, communities_to_report
 from nara_kg.graph import reports as report_cypher
 
 
-def stored_report(
-    community: Mapping[str, Any], input_key: str
-) -> tuple[CommunityReport, bool, bool] | None:
-    """The report on the community's node, with its context's two flags, when the node was
-    written from these inputs; None when it was not (or its report does not parse)."""
-    if community.get("reportInputKey") != input_key or not community.get("reportContextKey"):
+def node_report(community: Mapping[str, Any]) -> CommunityReport | None:
+    """The report on the community's node; None when it has none that parses."""
+    if not community.get("reportContextKey"):
         return None
     try:
-        report = parse_report(
+        return parse_report(
             community["report"] or "",
             community["id"],
             int(community["level"]),
             community["reportGeneratedBy"] or "",
         )
     except ReportFormatError:
+        return None
+
+
+def stored_report(
+    community: Mapping[str, Any], input_key: str
+) -> tuple[CommunityReport, bool, bool] | None:
+    """The report on the community's node, with its context's two flags, when the node was
+    written from these inputs; None when it was not (or its report does not parse)."""
+    if community.get("reportInputKey") != input_key:
+        return None
+    report = node_report(community)
+    if report is None:
         return None
     return (
         report,
@@ -54,6 +63,8 @@ class ReportPlan:
     total: int
     per_level: Counter[int]
     scoped: bool
+    #: Why every community is looked at, when it is (empty when scoped).
+    whole_because: str = ""
     #: The last pending sequence the run has seen, and the communities gone since the last run.
     seen_up_to: int = 0
     gone: list[str] = field(default_factory=list)
@@ -87,7 +98,7 @@ def plan_reports(
     seen_up_to = scope.pending_seq() if scope is not None else 0
     gone = sorted(remembered.keys() - set(ids))
 
-    def whole() -> ReportPlan:
+    def whole(because: str) -> ReportPlan:
         return ReportPlan(
             list(reads.communities(driver, database)),
             {},
@@ -95,12 +106,18 @@ def plan_reports(
             len(outline),
             per_level,
             scoped=False,
+            whole_because=because,
             seen_up_to=seen_up_to,
             gone=gone,
         )
 
-    if scope is None or force or scope.report_settings() != settings:
-        return whole()
+    if scope is None:
+        return whole("no scope state")
+    if force:
+        return whole("full rebuild")
+    known_settings = scope.report_settings()
+    if known_settings != settings:
+        return whole("first run" if known_settings is None else "generator, budget or code changed")
     holding: set[str] = set()
     for batch in scope.pending_batches(seen_up_to):
         holding |= reads.communities_of_records(driver, database, batch)
@@ -112,10 +129,11 @@ def plan_reports(
     members = reads.member_ids_of_many(driver, database, outside_ids)
     outside: dict[str, tuple[CommunityReport, frozenset[int]]] = {}
     for row in outside_rows:
-        stored = stored_report(row, row.get("reportInputKey") or "")
-        if stored is None or row["id"] not in members:
-            return whole()  # a sub-report that cannot be read as it is: make every report
-        outside[row["id"]] = (stored[0], members[row["id"]])
+        # A copied community's node has no input key of its own: its report is read as it is.
+        report = node_report(row)
+        if report is None or row["id"] not in members:
+            return whole(f"the report of {row['id']} (outside the scope) does not parse")
+        outside[row["id"]] = (report, members[row["id"]])
     return ReportPlan(
         reads.communities_by_id(driver, database, [i for i in ids if i in chosen]),
         outside,

@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from nara_kg.generation.community_report import CommunityReport
+from nara_kg.generation.report_plan import plan_reports
 from nara_kg.generation.report_scope import ReportScope, communities_to_report
 from nara_kg.graph.communities import ProjectedRecord, projection_digests
 
@@ -176,3 +178,60 @@ def test_other_members_or_a_stale_report_put_a_community_in_scope() -> None:
     assert communities_to_report(stale, set(), REMEMBERED) == {"0-4", "1-4", "2-1"}
     unknown = {k: v for k, v in REMEMBERED.items() if k != "0-3"}
     assert communities_to_report(OUTLINE, set(), unknown) == {"0-3", "1-1", "2-1"}
+
+
+class OutlineReads:
+    """The reads plan_reports makes, over :data:`OUTLINE`, every node holding a report; 1-4
+    is a copy of 0-4 (no input key of its own)."""
+
+    def __init__(self, holding: set[str]) -> None:
+        self.holding = holding
+
+    def _row(self, community: dict[str, Any]) -> dict[str, Any]:
+        report = CommunityReport(
+            community["id"], community["level"], "T", "S", 1.0, "R", (), "extractive"
+        )
+        return {
+            **community,
+            "report": report.to_json(),
+            "reportGeneratedBy": "extractive",
+            "reportContextKey": f"ctx-{community['id']}",
+            "reportInputKey": None if community["id"] == "1-4" else f"in-{community['id']}",
+        }
+
+    def community_outline(self, driver: Any, database: str, model_key: str) -> list[Any]:
+        return [dict(c, stale=False) for c in OUTLINE]
+
+    def communities(self, driver: Any, database: str) -> list[Any]:
+        return [self._row(c) for c in OUTLINE]
+
+    def communities_of_records(self, driver: Any, database: str, na_ids: Any) -> set[str]:
+        return self.holding
+
+    def communities_by_id(self, driver: Any, database: str, ids: Any) -> list[Any]:
+        return [self._row(c) for c in OUTLINE if c["id"] in ids]
+
+    def member_ids_of_many(self, driver: Any, database: str, ids: Any) -> dict[str, Any]:
+        return {cid: frozenset({1}) for cid in ids}
+
+
+def test_the_plan_reads_a_copied_sub_community_outside_the_scope_from_its_node(
+    tmp_path: Path,
+) -> None:
+    with ReportScope(tmp_path / "scope.sqlite") as scope:
+        scope.update(GRAPH)
+        scope.reports_written(up_to=0, members=REMEMBERED, gone=[], settings="s")
+        plan = plan_reports(
+            None, "neo4j", "m", scope=scope, settings="s", force=False, reads=OutlineReads({"0-3"})
+        )
+        assert plan.scoped, plan.whole_because
+        assert [c["id"] for c in plan.communities] == ["0-3", "1-1", "2-1"]
+        assert set(plan.outside) == {"0-1", "1-4"}
+        assert plan.outside_context_keys["1-4"] == "ctx-1-4"
+        assert plan.total == len(OUTLINE)
+        # another generator, budget or code: every community
+        other = plan_reports(
+            None, "neo4j", "m", scope=scope, settings="t", force=False, reads=OutlineReads(set())
+        )
+        assert not other.scoped and len(other.communities) == len(OUTLINE)
+        assert other.whole_because == "generator, budget or code changed"
