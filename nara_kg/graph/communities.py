@@ -95,13 +95,17 @@ RETURN gds.graph.project(
 )
 """
 )
-#: The rows the projection is made of, in its order (what Leiden reads), each with its
-#: source's row hash: streamed into digests, never held whole.
+#: The rows the projection is made of, in its order (what Leiden reads), one row per source
+#: record with its edges ([target naId or null, weight], in order), its row hash and its face:
+#: streamed into digests, never held whole. A row per record rather than per edge: decoding
+#: the rows cost more than the query.
 PROJECTION_STREAM = (
     _PROJECTION_ROWS
-    + f"RETURN source.{Prop.NA_ID} AS source, target.{Prop.NA_ID} AS target, weight, "
-    f"source.{Prop.ROW_HASH} AS rowHash, "
-    f"[coalesce(source.{Prop.HEADING}, source.{Prop.TITLE}), source.{Prop.NODE_TYPE}] AS face"
+    + f"""WITH source, collect([target.{Prop.NA_ID}, weight]) AS edges
+ORDER BY source.{Prop.NA_ID}
+RETURN source.{Prop.NA_ID} AS source, edges, source.{Prop.ROW_HASH} AS rowHash,
+       [coalesce(source.{Prop.HEADING}, source.{Prop.TITLE}), source.{Prop.NODE_TYPE}] AS face
+"""
 )
 #: The GDS node property a seeded run starts from.
 SEED_PROPERTY: Final = "seed"
@@ -264,7 +268,11 @@ def read_projection_digests(
     with driver.session(database=database, default_access_mode="READ") as session:
         result = session.run(PROJECTION_STREAM)
         return projection_digests(
-            ((r["source"], r["target"], r["weight"], r["rowHash"], r["face"]) for r in result),
+            (
+                (r["source"], target, weight, r["rowHash"], r["face"])
+                for r in result
+                for target, weight in r["edges"]
+            ),
             on_record,
         )
 
