@@ -4,7 +4,7 @@ per-file parts where they match, encoded otherwise)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -64,6 +64,21 @@ def _write_page(
         ],
     )
     return len(page)
+
+
+def _encoded_pages(
+    embedder: Embedder, rows: Sequence[dict[str, Any]], page_size: int, result: EmbeddingResult
+) -> Iterator[tuple[list[dict[str, Any]], list[Any]]]:
+    """`rows` encoded `page_size` per call, longest text first (pages of similar lengths pad
+    least), with the time and count added to `result`."""
+    ordered = sorted(rows, key=lambda row: -len(row["text"]))
+    for offset in range(0, len(ordered), page_size):
+        page_rows = ordered[offset : offset + page_size]
+        started = time.perf_counter()
+        vectors = list(embedder.encode([row["text"] for row in page_rows]))
+        result.seconds_encoding += time.perf_counter() - started
+        result.encoded += len(page_rows)
+        yield page_rows, vectors
 
 
 def _part_of(file_name: str) -> str:
@@ -177,15 +192,9 @@ def embed_pending(
                 after = ""
                 continue
             after = str(pending[-1]["id"])
-            missing = sorted(pending, key=lambda row: -len(row["text"]))
-            for offset in range(0, len(missing), page_size):
-                page_rows = missing[offset : offset + page_size]
-                encode_started = time.perf_counter()
-                encoded = embedder.encode([row["text"] for row in page_rows])
-                result.seconds_encoding += time.perf_counter() - encode_started
-                result.encoded += len(page_rows)
+            for page_rows, encoded in _encoded_pages(embedder, pending, page_size, result):
                 landed()
-                in_flight = writer.submit(write, page_rows, list(encoded))
+                in_flight = writer.submit(write, page_rows, encoded)
             landed()
             if result.embedded > total_pending * 2 + round_size:
                 raise RuntimeError("embedding loop is not converging: vectors are not being stored")
@@ -289,14 +298,8 @@ def embed_records(
         page_found = found[offset : offset + page_size]
         write([r for r, _ in page_found], [v for _, v in page_found])
         result.from_parts += len(page_found)
-    missing.sort(key=lambda row: -len(row["text"]))
-    for offset in range(0, len(missing), page_size):
-        page_rows = missing[offset : offset + page_size]
-        encode_started = time.perf_counter()
-        encoded = embedder.encode([row["text"] for row in page_rows])
-        result.seconds_encoding += time.perf_counter() - encode_started
-        result.encoded += len(page_rows)
-        write(page_rows, list(encoded))
+    for page_rows, encoded in _encoded_pages(embedder, missing, page_size, result):
+        write(page_rows, encoded)
     if result.embedded:
         result.dimension = embedder.dimension
     result.seconds_total = time.perf_counter() - started
