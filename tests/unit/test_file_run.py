@@ -210,3 +210,12 @@ def test_only_the_stages_asked_for_are_reported(export: Path, tmp_path: Path) ->
     assert len(list(layout.parsed_dir.glob("*.records.parquet"))) == len(outcome.files)
     assert len(list(layout.chunks_dir.glob("*.chunks.parquet"))) == len(outcome.files)
     assert not list(layout.vectors_dir.glob("*.parquet"))
+
+
+def test_a_finished_file_keeps_its_figures_but_not_its_texts_or_vectors(
+    export: Path, tmp_path: Path
+) -> None:
+    outcome = _run(export, tmp_path / "work")
+    assert outcome.failed == {} and len(outcome.done) > 1
+    assert all(work.pending is None for work in outcome.done)
+    assert all(CHUNK_EMBEDDINGS in work.reported for work in outcome.done)

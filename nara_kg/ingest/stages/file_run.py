@@ -350,6 +350,9 @@ def run_file_stages(
         log.error(f"{rel_path} failed: {outcome.failed[rel_path]}")
 
     def finish(work: FileResult) -> None:
+        # The outcome keeps every finished file's figures until the op reports them: a file's
+        # texts and vectors (a few MB per file, GBs over a large export) are let go now.
+        work.pending = None
         work.reported = {stage: row for stage, row in work.rows.items() if stage in selected}
         for stage, row in work.reported.items():
             outcome.rows.setdefault(stage, []).append(row)
