@@ -42,6 +42,9 @@ class NodeSyncResult:
 #: The graph_nodes writer's concern in :mod:`nara_kg.build.sync_state`.
 NODES_CONCERN = "chunk-nodes"
 _SNAPSHOT_ID, _SNAPSHOT_HASH = "chunkId", "rowHash"
+_SNAPSHOT_SCHEMA = pa.schema([(_SNAPSHOT_ID, pa.string()), (_SNAPSHOT_HASH, pa.string())])
+#: Not a row hash: a chunk the graph does not hold.
+_ABSENT = object()
 
 
 def _existing(
@@ -171,8 +174,6 @@ def _sync_whole(
     existing, existing_from = _existing(driver, database, synced, trust_snapshot=not rewrite_all)
     result = NodeSyncResult(existing_from=existing_from)
     synced.begin()
-    #: chunkId -> rowHash of every chosen chunk: after the writes, the graph's nodes.
-    desired: dict[str, str | None] = {}
     pending: dict[str, list[dict[str, Any]]] = {}
     flush_at = 2_000
     started = time.monotonic()
@@ -180,7 +181,10 @@ def _sync_whole(
     # One batch is written while the next is read and decoded: Python waited on Neo4j for each
     # batch, and Neo4j on Python for the next. At most one write is in flight, and all have
     # landed before the stale nodes are deleted and the snapshot is committed.
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="node-writer") as writer:
+    with (
+        synced.snapshot_writer(_SNAPSHOT_SCHEMA) as snapshot,
+        ThreadPoolExecutor(max_workers=1, thread_name_prefix="node-writer") as writer,
+    ):
         in_flight: Future[int] | None = None
 
         def landed() -> None:
@@ -200,10 +204,14 @@ def _sync_whole(
                 result.written += len(rows)
                 result.written_by_type[node_type] += len(rows)
 
+        # Every chosen chunk (its id and row hash) goes to the snapshot as it streams by, and
+        # out of `existing`: what is left there at the end are the nodes the input lost.
         for row in iter_chunks(layout, columns):
             result.desired += 1
-            desired[row[Col.CHUNK_ID]] = row[Col.ROW_HASH]
-            if not rewrite_all and existing.get(row[Col.CHUNK_ID]) == row[Col.ROW_HASH]:
+            chunk_id = row[Col.CHUNK_ID]
+            snapshot.add(chunk_id, row[Col.ROW_HASH])
+            result.records_touched += chunk_id.endswith("-0")
+            if existing.pop(chunk_id, _ABSENT) == row[Col.ROW_HASH] and not rewrite_all:
                 result.unchanged += 1
                 continue
             node = _node_row(row)
@@ -217,11 +225,6 @@ def _sync_whole(
         for node_type in list(pending):
             flush(node_type)
         landed()
-    stale = [chunk_id for chunk_id in existing if chunk_id not in desired]
-    _delete_stale(driver, database, layout, stale, generation, result, log)
-    result.records_touched = sum(1 for chunk_id in desired if chunk_id.endswith("-0"))
-    synced.commit(
-        pa.table({_SNAPSHOT_ID: list(desired), _SNAPSHOT_HASH: list(desired.values())}),
-        generation,
-    )
+    _delete_stale(driver, database, layout, sorted(existing), generation, result, log)
+    synced.commit_snapshot(snapshot, generation)
     return result

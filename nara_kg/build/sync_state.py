@@ -218,22 +218,31 @@ class SyncedSet:
     def commit(self, written: pa.Table, generation: str | None = None) -> None:
         """After the last write: `written` (the desired set, now the graph's) is what the next
         run may take for the graph; `generation` is the change set it is equal to."""
+        with self.snapshot_writer(written.schema) as snapshot:
+            snapshot.add_table(written)
+        self.commit_snapshot(snapshot, generation)
+
+    def snapshot_writer(self, schema: pa.Schema) -> SnapshotWriter:
+        """A snapshot written as the desired set streams by, for :meth:`commit_snapshot`."""
+        path = self.layout.sync_snapshot(self.concern)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return SnapshotWriter(temporary_sibling(path), schema)
+
+    def commit_snapshot(self, written: SnapshotWriter, generation: str | None = None) -> None:
+        """:meth:`commit` of a snapshot written by a (closed) :meth:`snapshot_writer`."""
         revision = uuid.uuid4().hex
         self._set_revision(revision)
         count = graph_count(self.driver, self.database, self.count_statement)
-        if count != written.num_rows:
+        if count != written.rows:
             # The graph does not hold the set just written (a write that found its nodes gone:
             # another build deleted them meanwhile). No snapshot: the next run reads it back.
+            written.path.unlink(missing_ok=True)
             return
-        path = self.layout.sync_snapshot(self.concern)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = temporary_sibling(path)
-        pq.write_table(written, tmp, compression="zstd", write_page_checksum=True)
-        tmp.replace(path)
+        written.path.replace(self.layout.sync_snapshot(self.concern))
         payload: dict[str, Any] = {
             "revision": revision,
             "count": count,
-            "rows": written.num_rows,
+            "rows": written.rows,
             "generation": generation,
         }
         write_json(self.layout.sync_revision(self.concern), payload)
@@ -248,3 +257,41 @@ def applied_changes(layout: WorkLayout, concern: str, generation: str) -> bool:
     """Whether `concern`'s last complete write applied the change set `generation`."""
     stored = read_json(layout.sync_revision(concern)) or {}
     return stored.get("generation") == generation and bool(stored.get("scoped"))
+
+
+class SnapshotWriter:
+    """A writer's desired set, written to a temporary Parquet file a row group at a time as it
+    streams by, so that the set is never held whole."""
+
+    def __init__(self, path: Path, schema: pa.Schema, rows_per_group: int = 100_000) -> None:
+        self.path, self.schema, self.rows = path, schema, 0
+        self._writer = pq.ParquetWriter(path, schema, compression="zstd", write_page_checksum=True)
+        self._columns: list[list[Any]] = [[] for _ in schema.names]
+        self._rows_per_group = rows_per_group
+
+    def add(self, *values: Any) -> None:
+        for column, value in zip(self._columns, values, strict=True):
+            column.append(value)
+        if len(self._columns[0]) >= self._rows_per_group:
+            self._flush()
+
+    def add_table(self, table: pa.Table) -> None:
+        self._flush()
+        self._writer.write_table(table)
+        self.rows += table.num_rows
+
+    def _flush(self) -> None:
+        if self._columns[0]:
+            batch = pa.table(dict(zip(self.schema.names, self._columns, strict=True)), self.schema)
+            self._writer.write_table(batch)
+            self.rows += batch.num_rows
+            self._columns = [[] for _ in self.schema.names]
+
+    def __enter__(self) -> SnapshotWriter:
+        return self
+
+    def __exit__(self, kind: object, *_: object) -> None:
+        self._flush()
+        self._writer.close()
+        if kind is not None:
+            self.path.unlink(missing_ok=True)

@@ -14,6 +14,20 @@ from nara_kg.model.schema import Prop
 from nara_kg.model.tables import Col
 
 
+class _Snapshot:
+    def __init__(self) -> None:
+        self.rows: list[tuple[Any, ...]] = []
+
+    def add(self, *values: Any) -> None:
+        self.rows.append(values)
+
+    def __enter__(self) -> _Snapshot:
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        pass
+
+
 class _Synced:
     committed: list[Any] = []
 
@@ -29,8 +43,11 @@ class _Synced:
     def generation(self, _now: Any) -> None:
         return None
 
-    def commit(self, table: Any, _generation: Any = None) -> None:
-        _Synced.committed.append(table)
+    def snapshot_writer(self, _schema: Any) -> _Snapshot:
+        return _Snapshot()
+
+    def commit_snapshot(self, snapshot: _Snapshot, _generation: Any = None) -> None:
+        _Synced.committed.append(snapshot)
 
 
 def _rows(count: int) -> list[dict[str, Any]]:
@@ -79,6 +96,7 @@ def test_batches_are_written_off_the_reading_thread(
     assert result.written == 4_500 and result.records_written == 4_500
     assert graph["threads"] and threading.current_thread().name not in graph["threads"]
     assert graph["deleted"] == ["gone-0"] and len(_Synced.committed) == 1
+    assert len(_Synced.committed[0].rows) == 4_500
 
 
 def test_a_failed_write_fails_the_sync_before_deleting(
