@@ -62,12 +62,12 @@ CREATE TABLE IF NOT EXISTS authorities (
 );
 CREATE TABLE IF NOT EXISTS canonical (alias INTEGER PRIMARY KEY, na_id INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS tokens (
-  tok INTEGER NOT NULL, na_id INTEGER NOT NULL, seq INTEGER NOT NULL
-);
+  tok INTEGER NOT NULL, na_id INTEGER NOT NULL, seq INTEGER NOT NULL,
+  PRIMARY KEY (tok, na_id, seq)
+) WITHOUT ROWID;
 """
 #: Made after a whole index's rows are in (one sort, not one B-tree insert per row).
 INDEXES: Final = """
-CREATE INDEX IF NOT EXISTS tokens_by_tok ON tokens (tok, na_id, seq);
 CREATE INDEX IF NOT EXISTS tokens_by_record ON tokens (na_id);
 """
 #: Keys per `IN (...)` (SQLite's default limit on bound parameters is 32,766).
@@ -250,7 +250,7 @@ class MentionIndex:
             found.update(
                 self.db.execute(
                     f"SELECT na_id, seq FROM tokens WHERE tok IN ({marks}) "
-                    "GROUP BY na_id, seq HAVING COUNT(DISTINCT tok) = ?",
+                    "GROUP BY na_id, seq HAVING COUNT(*) = ?",
                     (*words, len(words)),
                 )
             )
@@ -275,7 +275,7 @@ class MentionIndex:
                 batch = ordered[start : start + KEYS_PER_QUERY]
                 marks = ",".join("?" * len(batch))
                 self.db.execute(f"DELETE FROM tokens WHERE na_id IN ({marks})", batch)
-            self.db.executemany("INSERT INTO tokens VALUES (?, ?, ?)", words)
+            self.db.executemany("INSERT OR IGNORE INTO tokens VALUES (?, ?, ?)", words)
             for na_id in sorted(change.changed):
                 self.db.execute("DELETE FROM authorities WHERE na_id = ?", (na_id,))
                 if na_id in current.authorities:
@@ -314,7 +314,13 @@ class IndexBuilder:
         self.building = path.with_name(f"{path.name}.building")
         self.building.unlink(missing_ok=True)
         self.db = sqlite3.connect(self.building, isolation_level=None)
-        self.db.executescript("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;" + SCHEMA)
+        self.db.executescript(
+            "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;"
+            + SCHEMA
+            # The rows as they come (chunk by chunk), in SQLite's temporary file; copied into
+            # `tokens` in its key order once all are in.
+            + "CREATE TEMP TABLE staging (tok INTEGER, na_id INTEGER, seq INTEGER);"
+        )
         self.db.execute("BEGIN")
         self._pending: list[TokenRow] = []
 
@@ -324,12 +330,14 @@ class IndexBuilder:
             self._flush()
 
     def _flush(self) -> None:
-        self.db.executemany("INSERT INTO tokens VALUES (?, ?, ?)", self._pending)
+        self.db.executemany("INSERT INTO staging VALUES (?, ?, ?)", self._pending)
         self._pending = []
 
     def finish(self, current: EntityLinker, generation: str | None) -> None:
         """The linker's entries and aliases written, the indexes made, the file put in place."""
         self._flush()
+        self.db.execute("INSERT OR IGNORE INTO tokens SELECT * FROM staging ORDER BY 1, 2, 3")
+        self.db.execute("DROP TABLE staging")
         self.db.executemany(
             "INSERT INTO authorities VALUES (?, ?, ?)",
             (

@@ -7,11 +7,11 @@ cite, and its dates. The "Part of:" line of a chunk's header names the parent re
 one, so it is blanked before linking (same length: offsets stay valid).
 
 Incremental: each chunk's mentions are kept in `WorkLayout.mentions_cache`, keyed by the chunk's
-row hash, its record's context and the linker's fingerprint; a chunk whose key is unchanged is
-not linked again, so editing one chunk, or one authority's names, re-links only what changed
-(an authority change changes the fingerprint, which re-links every chunk: the forms of every
-chunk may now resolve differently). Writing the result to the graph, whole or as a change set,
-is :mod:`nara_kg.build.mention_changes`.
+row hash, its record's context and the linker's fingerprint (everything linking follows from:
+:meth:`nara_kg.linking.linker.EntityLinker.fingerprint`); a chunk whose key is unchanged is not
+linked again when every chunk is linked. A change set links far fewer (the changed records'
+chunks, those below them, those holding a changed authority's names): that, and writing the
+result to the graph, is :mod:`nara_kg.build.mention_changes`.
 """
 
 from __future__ import annotations

@@ -6,6 +6,9 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import pytest
+
+from nara_kg.build import mention_index
 from nara_kg.build.mention_index import (
     IndexBuilder,
     MentionIndex,
@@ -126,3 +129,28 @@ def test_a_chunk_is_relinked_once_and_whole_records_are_not_named() -> None:
         11: frozenset({2}),
         12: frozenset({0}),
     }
+
+
+def test_another_linking_code_version_or_generation_is_not_the_state(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _state(tmp_path, [ROOSEVELT])
+    with MentionIndex(path) as state:
+        assert state.equals("g1")
+        state.advance("g0", "g2")  # not the state's base: stays at g1
+        assert state.equals("g1") and not state.equals("g2")
+        state.advance("g1", "g2")
+        assert state.equals("g2")
+        assert not state.equals(None)
+        monkeypatch.setattr(mention_index, "linking_version", lambda: "another")
+        assert not state.equals("g2")
+
+
+def test_a_whole_state_left_unfinished_keeps_the_old_one(tmp_path: Path) -> None:
+    path = _state(tmp_path, [ROOSEVELT])
+    builder = IndexBuilder(path)
+    builder.add_chunk(99, 0, "Irrigation canals")
+    builder.abandon()
+    with MentionIndex(path) as state:
+        assert state.equals("g1")
+        assert state.chunks_naming({"irrigation canals"}) == {(10, 1)}
