@@ -40,8 +40,9 @@ from resources import Neo4jResource, PipelinePaths
         "`MENTIONED_IN {count, surface}`: authority first chunk -> each chunk whose text names "
         "the authority (heading, variant and former names, inverted person names; "
         "Aho-Corasick over normalized forms, shared forms settled by the record's context or "
-        "left unlinked). Incremental: a change set relinks only its records' chunks and those "
-        "below them (every chunk when it may change the linker's authorities), and each "
+        "left unlinked). Incremental: a change set relinks only its records' chunks, those "
+        "below them and the chunks holding an old or new form of an authority whose linking "
+        "changed (nara_kg.build.mention_index), and each "
         "chunk's mentions are cached by row hash, context and linker fingerprint. "
         "Core: nara_kg.build.mention_changes.sync_entity_mentions."
     ),
@@ -93,6 +94,13 @@ def entity_mentions(
             "ambiguous_unlinked": result.ambiguous_total,
             "ambiguous_sample": table(result.ambiguous),
             "chunks_relinked": result.relinked,
+            # Why: "own" (changed records), "below" (their descendants, or citing a moved
+            # alias), "name_match" (holding a changed authority's form); "all" (whole).
+            **{
+                f"chunks_relinked_{why}": result.relinked_by.get(why, 0)
+                for why in ("own", "below", "name_match", "all")
+            },
+            "authorities_changed": result.authorities_changed,
             "chunks_reused": result.reused,
             "relationships": sync.desired if sync else 0,
             "added": sync.added if sync else 0,

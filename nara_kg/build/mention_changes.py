@@ -4,17 +4,23 @@ linked again, and only their MENTIONED_IN written, by difference against the gra
 A chunk's mentions follow from its text, its record's context (the authorities the record
 cites, those its ancestors cite, its dates: :func:`nara_kg.build.mentions.context_of`) and the
 linker. After a change set that this writer's last complete write is the base of
-(:mod:`nara_kg.ingest.stages.changes`), the records whose chunks are linked again are the
-changed ones still chosen and every chosen record below a changed one (an ancestor's citations
-are part of its descendants' context; `ancestors` is the record's parent chain, walked down
-through the record index's parent links). A record citing a changed one needs nothing: its
-context holds the cited naIds, not their content.
+(:mod:`nara_kg.ingest.stages.changes`), the chunks linked again are:
 
-The linker is built from every authority record, so a change set that adds, changes or removes
-an authority (or moves an organization-name alias) may make any chunk resolve differently: that
-run, like the first build, the full rebuild and a state the graph no longer holds, links every
-chunk (:func:`nara_kg.build.mentions.link_mentions`, cached chunks reused) and compares the whole
-set. The label score is then recomputed from the labelled records' MENTIONED_IN in the graph.
+* own: the chunks of the changed records still chosen;
+* below: those of every chosen record below a changed one (an ancestor's citations are part of
+  its descendants' context; walked down through the record index's parent links), and of the
+  records citing an organization-name alias that now stands for another organization (and
+  those below them). A record citing a changed one needs nothing: its context holds the cited
+  naIds, not their content;
+* name_match: the chunks whose text holds a surface form, old or new, of an authority whose
+  linking changed (:mod:`nara_kg.build.mention_index` says why no other chunk can link
+  differently, and how they are found without reading the others). An authority edit that
+  leaves its forms, type, years and aliases as they were finds none.
+
+The first build, a full rebuild, a state the graph no longer holds and a change of the linking
+code link every chunk (:func:`nara_kg.build.mentions.link_mentions`, cached chunks reused),
+compare the whole set and make the index again. The label score is then recomputed from the
+labelled records' MENTIONED_IN in the graph.
 """
 
 from __future__ import annotations
@@ -23,12 +29,21 @@ import dataclasses
 import hashlib
 import time
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from neo4j import Driver
 
 from nara_kg.build import sync_state
+from nara_kg.build.mention_index import (
+    IndexBuilder,
+    LinkerChange,
+    MentionIndex,
+    TokenRow,
+    chunk_words,
+    relinked_chunks,
+)
 from nara_kg.build.mention_sync import MentionSync, mention_set, sync_mentions
 from nara_kg.build.mentions import (
     MentionsResult,
@@ -56,13 +71,16 @@ from nara_kg.model.tables import Col
 MAX_DESCENT = 10_000_000
 
 _RECORD_COLUMNS = [Col.NA_ID, Col.NODE_TYPE, Col.PROPS, Col.REFERENCES, Col.CHUNK_SEQ_ID]
-_LINK_COLUMNS = [Col.CHUNK_ID, Col.NA_ID, Col.TEXT, Col.ROW_HASH]
+_LINK_COLUMNS = [Col.CHUNK_ID, Col.NA_ID, Col.CHUNK_SEQ_ID, Col.TEXT, Col.ROW_HASH]
 
 
-def relink_scope(index: RecordIndex, changes: ChangeSet) -> dict[int, IndexedRecord]:
-    """The chosen records whose chunks may link differently after `changes`: the changed ones
-    still chosen and every chosen record below a changed one."""
-    scope = set(changes.na_ids)
+def relink_scope(
+    index: RecordIndex, changes: ChangeSet, citing_moved: Iterable[int] = ()
+) -> dict[int, IndexedRecord]:
+    """The chosen records whose every chunk may link differently after `changes`: the changed
+    ones still chosen, `citing_moved` (records citing a moved alias) and every chosen record
+    below one of them."""
+    scope = set(changes.na_ids) | set(citing_moved)
     frontier = set(scope)
     while frontier and len(scope) < MAX_DESCENT:
         frontier = index.children(frontier) - scope
@@ -99,36 +117,40 @@ def scoped_contexts(
     return {row[Col.NA_ID]: record_context(row, aliases) for row in rows}
 
 
-def _touches_authority(index: RecordIndex, changes: ChangeSet) -> bool:
-    """Whether the change set may change the linker: an authority added or changed (a removed
-    one changes the linker's fingerprint), or an organization-name alias moved."""
-    if changes.aliases:
-        return True
-    changed = index.records([*changes.added, *changes.changed])
-    return any(record.node_type in AUTHORITY_TYPES for record in changed.values())
-
-
 def link_scope(
     layout: WorkLayout,
     linker: EntityLinker,
     scope: Mapping[int, IndexedRecord],
     contexts: Mapping[int, RecordContext],
+    *,
+    only: Mapping[int, frozenset[int]] | None = None,
+    words_of: Iterable[int] = (),
+    words: list[TokenRow] | None = None,
 ) -> MentionsResult:
     """The scope's chunks linked (no cache: each is linked once), their desired MENTIONED_IN
-    in `desired`."""
+    in `desired`; of a record in `only`, only the chunks (seqs) it names. The words of the
+    chunks of `words_of` are added to `words` (for :class:`MentionIndex`)."""
+    only = only or {}
+    indexed = set(words_of)
     result = MentionsResult(
         authorities=len(linker.authorities),
         surface_forms=len(linker.matcher),
         fingerprint=linker.fingerprint(),
         records_touched=len(scope),
+        linker=linker,
     )
     started = time.perf_counter()
     by_record: dict[int, frozenset[int]] = {}
     for row in chunks_of_records(layout, scope.values(), _LINK_COLUMNS):
-        record = contexts.get(row[Col.NA_ID])
-        ancestor_authorities = by_record.get(row[Col.NA_ID])
+        na_id, seq = row[Col.NA_ID], row[Col.CHUNK_SEQ_ID]
+        if na_id in only and seq not in only[na_id]:
+            continue
+        if words is not None and na_id in indexed:
+            words.extend((word, na_id, seq) for word in chunk_words(row[Col.TEXT]))
+        record = contexts.get(na_id)
+        ancestor_authorities = by_record.get(na_id)
         if ancestor_authorities is None:
-            ancestor_authorities = by_record[row[Col.NA_ID]] = context_of(record, contexts)[0]
+            ancestor_authorities = by_record[na_id] = context_of(record, contexts)[0]
         mentions, ambiguous = link_chunk(linker, row, record, ancestor_authorities)
         result.relinked += 1
         count_chunk(result, row, mentions, ambiguous)
@@ -159,28 +181,79 @@ def _sync_scoped(
     return MentionSync(len(desired), added, len(to_write) - added, len(to_remove), "changes")
 
 
+@dataclass(frozen=True)
+class _Scope:
+    """What a change set links again (see the module's notes)."""
+
+    linker: EntityLinker
+    change: LinkerChange
+    #: Records all of whose chunks are linked again.
+    records: dict[int, IndexedRecord]
+    #: Records only some of whose chunks are (they hold a changed form), and which.
+    named: dict[int, IndexedRecord]
+    named_chunks: dict[int, frozenset[int]]
+    contexts: dict[int, RecordContext]
+
+
+def _plan_scope(layout: WorkLayout, changes: ChangeSet) -> _Scope | str:
+    """The change set's scope, or why it cannot be applied (the caller links every chunk)."""
+    with (
+        RecordIndex(layout.record_index) as index,
+        MentionIndex(layout.mention_index) as state,
+    ):
+        if not state.equals(changes.base):
+            return "no linker state equal to the change set's base (or the linking code changed)"
+        linker = scoped_linker(layout, index)
+        change = state.linker_change(linker)
+        named = state.chunks_naming(change.forms)
+        if named is None:
+            return "a changed surface form has no indexed word"
+        citing_moved = index.citing(changes.aliases) if changes.aliases else set()
+        records = relink_scope(index, changes, citing_moved)
+        named_chunks = relinked_chunks(named, records)
+        named_records = index.records(named_chunks)
+        named_chunks = {na_id: named_chunks[na_id] for na_id in named_records}
+        contexts = scoped_contexts(layout, index, {**records, **named_records})
+    return _Scope(linker, change, records, named_records, named_chunks, contexts)
+
+
 def _apply_changes(
     driver: Driver,
     database: str,
     layout: WorkLayout,
     synced: sync_state.SyncedSet,
     changes: ChangeSet,
-) -> MentionsResult | None:
-    """The change set applied to the chunks it reaches; None when the linker may have
-    changed (the caller then links every chunk)."""
-    with RecordIndex(layout.record_index) as index:
-        if _touches_authority(index, changes):
-            return None
-        linker = scoped_linker(layout, index)
-        if linker.fingerprint() != _stored_fingerprint(layout):
-            return None
-        scope = relink_scope(index, changes)
-        contexts = scoped_contexts(layout, index, scope)
-    result = link_scope(layout, linker, scope, contexts)
-    chunk_ids = sorted({chunk for _, chunk in result.desired} | _chunk_ids(scope))
-    result.sync = _sync_scoped(
-        driver, database, synced, result.desired, chunk_ids, changes.generation
+) -> MentionsResult | str:
+    """The change set applied to the chunks it reaches, or why it was not."""
+    scope = _plan_scope(layout, changes)
+    if isinstance(scope, str):
+        return scope
+    own = {*changes.added, *changes.changed} & set(scope.records)
+    words: list[TokenRow] = []
+    result = link_scope(
+        layout,
+        scope.linker,
+        {**scope.records, **scope.named},
+        scope.contexts,
+        only=scope.named_chunks,
+        words_of=own,
+        words=words,
     )
+    own_chunks = sum(r.chunk_count for na_id, r in scope.records.items() if na_id in own)
+    named = sum(len(seqs) for seqs in scope.named_chunks.values())
+    result.relinked_by = {
+        "own": own_chunks,
+        "below": result.relinked - own_chunks - named,
+        "name_match": named,
+    }
+    result.authorities_changed = len(scope.change.changed)
+    chunk_ids = {chunk for _, chunk in result.desired} | _chunk_ids(scope.records)
+    chunk_ids |= {chunk_id(na_id, s) for na_id, seqs in scope.named_chunks.items() for s in seqs}
+    result.sync = _sync_scoped(
+        driver, database, synced, result.desired, sorted(chunk_ids), changes.generation
+    )
+    with MentionIndex(layout.mention_index) as state:
+        state.apply(changes.generation, changes.na_ids, words, scope.linker, scope.change)
     return result
 
 
@@ -198,7 +271,7 @@ def sync_entity_mentions(
 ) -> MentionsResult:
     """Make the graph's MENTIONED_IN equal the linker's: nothing read after an empty change
     set, the chunks a change set reaches after one this writer's last complete write is the
-    base of (unless it may change the linker), every chunk otherwise (see the module's notes).
+    base of, every chunk otherwise (see the module's notes).
     `mode` says which ("done", "changes" or "whole"), `whole_reason` why a change set was not
     applied."""
     synced = mention_set(driver, database, layout)
@@ -215,32 +288,62 @@ def sync_entity_mentions(
     if unchanged and (not has_labels or kept_score):
         if plan.mode == "changes" and plan.changes is not None:
             synced.advance(plan.changes.generation)
+            with MentionIndex(layout.mention_index) as state:
+                state.advance(plan.changes.base, plan.changes.generation)
         return MentionsResult(
             sync=MentionSync(0, 0, 0, 0, "changes"), labels=kept_score, mode="done"
         )
     if plan.mode == "changes" and plan.changes is not None and not plan.changes.empty:
         scoped = _apply_changes(driver, database, layout, synced, plan.changes)
-        if scoped is not None:
+        if not isinstance(scoped, str):
             scoped.mode = "changes"
             if labels_path is not None and has_labels:
                 scoped.labels = _graph_score(driver, database, labels_path)
                 _store_score(layout, labels_path, scoped.labels)
             return scoped
-        reason = "the change set may change the linker's authorities"
+        reason = scoped
     elif unchanged:
         reason = "no label score kept"
-    result = link_mentions(layout, labels_path=labels_path)
-    _store_score(layout, labels_path, result.labels)
-    result.sync = sync_mentions(
-        driver,
-        database,
-        result.desired,
-        layout,
-        trust_snapshot=trust_snapshot,
-        generation=plan.generation,
+    return _link_whole(
+        driver, database, layout, labels_path, trust_snapshot, plan.generation, reason
     )
-    _store_fingerprint(layout, result.fingerprint)
+
+
+def _link_whole(
+    driver: Driver,
+    database: str,
+    layout: WorkLayout,
+    labels_path: Path | None,
+    trust_snapshot: bool,
+    generation: str | None,
+    reason: str,
+) -> MentionsResult:
+    """Every chunk linked, the whole set compared, the mention index made again."""
+    builder = IndexBuilder(layout.mention_index)
+    try:
+        result = link_mentions(
+            layout,
+            labels_path=labels_path,
+            on_chunk=lambda row: builder.add_chunk(
+                row[Col.NA_ID], row[Col.CHUNK_SEQ_ID], row[Col.TEXT]
+            ),
+        )
+        _store_score(layout, labels_path, result.labels)
+        result.sync = sync_mentions(
+            driver,
+            database,
+            result.desired,
+            layout,
+            trust_snapshot=trust_snapshot,
+            generation=generation,
+        )
+        assert result.linker is not None
+        builder.finish(result.linker, generation)
+    except BaseException:
+        builder.abandon()
+        raise
     result.mode, result.whole_reason = "whole", reason
+    result.relinked_by = {"all": result.relinked}
     return result
 
 
@@ -249,20 +352,6 @@ def _graph_score(driver: Driver, database: str, labels_path: Path) -> LabelScore
     labels = load_labels(labels_path)
     pairs = mention_cypher.mention_pairs_of_records(driver, database, sorted(labels))
     return score_labels(pairs, labels)
-
-
-#: The linker fingerprint of the last whole linking: a change set is applied only while the
-#: linker built for it has the same one.
-_LINKER_STATE = "linker-mentions-linker"
-
-
-def _store_fingerprint(layout: WorkLayout, fingerprint: str) -> None:
-    write_json(layout.sync_revision(_LINKER_STATE), {"fingerprint": fingerprint})
-
-
-def _stored_fingerprint(layout: WorkLayout) -> str | None:
-    stored = read_json(layout.sync_revision(_LINKER_STATE))
-    return None if stored is None else stored.get("fingerprint")
 
 
 #: The label score of the last linking, kept for the runs that link nothing.

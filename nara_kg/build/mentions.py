@@ -7,11 +7,11 @@ cite, and its dates. The "Part of:" line of a chunk's header names the parent re
 one, so it is blanked before linking (same length: offsets stay valid).
 
 Incremental: each chunk's mentions are kept in `WorkLayout.mentions_cache`, keyed by the chunk's
-row hash, its record's context and the linker's fingerprint; a chunk whose key is unchanged is
-not linked again, so editing one chunk, or one authority's names, re-links only what changed
-(an authority change changes the fingerprint, which re-links every chunk: the forms of every
-chunk may now resolve differently). Writing the result to the graph, whole or as a change set,
-is :mod:`nara_kg.build.mention_changes`.
+row hash, its record's context and the linker's fingerprint (everything linking follows from:
+:meth:`nara_kg.linking.linker.EntityLinker.fingerprint`); a chunk whose key is unchanged is not
+linked again when every chunk is linked. A change set links far fewer (the changed records'
+chunks, those below them, those holding a changed authority's names): that, and writing the
+result to the graph, is :mod:`nara_kg.build.mention_changes`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import hashlib
 import json
 import time
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -95,6 +95,13 @@ class MentionsResult:
     mode: str = "whole"
     #: Why a change set was not applied (the whole path's reason), when it was not.
     whole_reason: str = ""
+    #: Chunks linked again by why: "own" (a changed record's), "below" (a record below one,
+    #: or citing a moved alias), "name_match" (its text holds a changed authority's form).
+    relinked_by: dict[str, int] = field(default_factory=dict)
+    #: Authorities whose linking changed since the last complete write (a change set's run).
+    authorities_changed: int = 0
+    #: The linker the chunks were linked with.
+    linker: EntityLinker | None = field(default=None, repr=False)
 
     @property
     def mentions(self) -> int:
@@ -179,7 +186,7 @@ def _aliases(layout: WorkLayout) -> dict[int, int]:
 
 
 _RECORD_COLUMNS: Final = [Col.NA_ID, Col.NODE_TYPE, Col.PROPS, Col.REFERENCES]
-_LINK_COLUMNS: Final = [Col.CHUNK_ID, Col.NA_ID, Col.TEXT, Col.ROW_HASH]
+_LINK_COLUMNS: Final = [Col.CHUNK_ID, Col.NA_ID, Col.CHUNK_SEQ_ID, Col.TEXT, Col.ROW_HASH]
 
 
 def _records_and_linker(
@@ -215,8 +222,14 @@ def record_context(row: Mapping[str, Any], aliases: Mapping[int, int]) -> Record
     )
 
 
-def link_mentions(layout: WorkLayout, *, labels_path: Path | None = None) -> MentionsResult:
+def link_mentions(
+    layout: WorkLayout,
+    *,
+    labels_path: Path | None = None,
+    on_chunk: Callable[[Mapping[str, Any]], None] | None = None,
+) -> MentionsResult:
     """Every chosen chunk's mentions (cached chunks reused), the cache rewritten; no Neo4j.
+    `on_chunk` sees every chunk's row (naId, seq, text, ...), linked or reused.
 
     Chunks are streamed file by file: only one chunk's text is held at a time."""
     records, linker, authorities = _records_and_linker(layout, _aliases(layout))
@@ -224,6 +237,7 @@ def link_mentions(layout: WorkLayout, *, labels_path: Path | None = None) -> Men
         authorities=len(authorities),
         surface_forms=len(linker.matcher),
         fingerprint=linker.fingerprint(),
+        linker=linker,
     )
     cache = _read_cache(layout.mentions_cache)
     out: dict[str, list[str]] = {name: [] for name in _CACHE_SCHEMA.names}
@@ -231,6 +245,8 @@ def link_mentions(layout: WorkLayout, *, labels_path: Path | None = None) -> Men
     # A record's chunks share its context: worked out once per record, not once per chunk.
     contexts: dict[int, tuple[frozenset[int], str]] = {}
     for row in iter_chunks(layout, _LINK_COLUMNS):
+        if on_chunk is not None:
+            on_chunk(row)
         record = records.get(row[Col.NA_ID])
         context = contexts.get(row[Col.NA_ID])
         if context is None:

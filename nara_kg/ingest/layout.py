@@ -104,6 +104,12 @@ class WorkLayout:
         """Each chunk's mentions, keyed by its row, its record's context and the linker."""
         return self.root / "mentions" / "mentions.parquet"
 
+    @property
+    def mention_index(self) -> Path:
+        """The linker's authorities and the chunks' words as the last complete write of
+        MENTIONED_IN knew them (`nara_kg.build.mention_index`)."""
+        return self.root / "mentions" / "mention-index.sqlite"
+
     # ------------------------------------------------------------ community_reports (global)
     @property
     def report_token_counts(self) -> Path:

@@ -11,8 +11,10 @@ one process; `python -m benchmarks.linking` measures it (its docstring has the f
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from nara_kg.linking.authorities import Authority
@@ -59,12 +61,25 @@ class LinkResult:
 class EntityLinker:
     """The authority file, its surface forms and the matcher over them (immutable once built)."""
 
-    def __init__(self, authorities: Mapping[int, Authority], matcher: SurfaceMatcher) -> None:
+    def __init__(
+        self,
+        authorities: Mapping[int, Authority],
+        matcher: SurfaceMatcher,
+        forms: Mapping[int, tuple[str, ...]] | None = None,
+    ) -> None:
         self.authorities = authorities
         self.matcher = matcher
+        #: Each authority's surface forms (those the matcher holds for it).
+        self.forms: Mapping[int, tuple[str, ...]] = (
+            forms
+            if forms is not None
+            else {na_id: tuple(surface_forms(a)) for na_id, a in authorities.items()}
+        )
         self._canonical: dict[int, int] = {}
-        for na_id, authority in authorities.items():
-            for alias in authority.aliases:
+        # By naId, so that an alias two authorities claim goes to the same one whatever order
+        # the authorities were read in (a change set's linker and a whole run's agree).
+        for na_id in sorted(authorities):
+            for alias in authorities[na_id].aliases:
                 self._canonical.setdefault(alias, na_id)
 
     @classmethod
@@ -74,14 +89,44 @@ class EntityLinker:
         for authority in authorities:
             by_id.setdefault(authority.na_id, authority)
         forms: dict[str, list[int]] = {}
+        by_authority: dict[int, tuple[str, ...]] = {}
         for authority in by_id.values():
-            for form in surface_forms(authority):
+            by_authority[authority.na_id] = tuple(surface_forms(authority))
+            for form in by_authority[authority.na_id]:
                 forms.setdefault(form, []).append(authority.na_id)
-        return cls(by_id, SurfaceMatcher(forms))
+        return cls(by_id, SurfaceMatcher(forms), by_authority)
+
+    def entry(self, na_id: int) -> str:
+        """A digest of everything linking uses of one authority: its forms, its type (written
+        on its mentions), its years (the date stage) and its aliases (the record context)."""
+        authority = self.authorities[na_id]
+        payload = [
+            authority.authority_type,
+            authority.start_year,
+            authority.end_year,
+            sorted(authority.aliases),
+            list(self.forms.get(na_id, ())),
+        ]
+        return hashlib.sha256(json.dumps(payload, ensure_ascii=False).encode()).hexdigest()
+
+    def entries(self) -> Iterator[tuple[int, str]]:
+        """(naId, :meth:`entry`) of every authority, by naId."""
+        for na_id in sorted(self.authorities):
+            yield na_id, self.entry(na_id)
+
+    def canonical_map(self) -> list[tuple[int, int]]:
+        """(alias naId, the authority it stands for), by alias."""
+        return sorted(self._canonical.items())
 
     def fingerprint(self) -> str:
-        """Changes exactly when some surface form gains or loses an authority."""
-        return self.matcher.fingerprint()
+        """Changes exactly when what linking follows from does: a surface form gains or loses
+        an authority, or an authority's type, years or aliases change."""
+        digest = hashlib.sha256(self.matcher.fingerprint().encode())
+        for na_id, entry in self.entries():
+            digest.update(f"{na_id}:{entry}\n".encode())
+        for alias, na_id in self.canonical_map():
+            digest.update(f"{alias}>{na_id}\n".encode())
+        return digest.hexdigest()
 
     def canonical(self, na_id: int) -> int:
         """The authority an alias naId (a former organization name's) stands for."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from nara_kg.linking.authorities import Authority, authority_from_properties, heading_years
@@ -338,3 +340,18 @@ def test_fingerprint_follows_the_authority_forms() -> None:
     assert EntityLinker.from_authorities([FLOODS]).fingerprint() == before
     changed = Authority(4001, "topicalSubject", "Flood control", ("Flood prevention", "Levees"))
     assert EntityLinker.from_authorities([changed]).fingerprint() != before
+
+
+def test_fingerprint_follows_the_years_and_aliases_too() -> None:
+    before = EntityLinker.from_authorities([FLOODS]).fingerprint()
+    redated = dataclasses.replace(FLOODS, start_year=1900)
+    assert EntityLinker.from_authorities([redated]).fingerprint() != before
+    aliased = dataclasses.replace(FLOODS, aliases=(99,))
+    assert EntityLinker.from_authorities([aliased]).fingerprint() != before
+
+
+def test_an_alias_two_authorities_claim_goes_to_the_same_one_in_any_order() -> None:
+    first = dataclasses.replace(FLOODS, na_id=5, aliases=(99,))
+    second = dataclasses.replace(FLOODS, na_id=6, heading="Floods of 1927", aliases=(99,))
+    assert EntityLinker.from_authorities([second, first]).canonical(99) == 5
+    assert EntityLinker.from_authorities([first, second]).canonical(99) == 5

@@ -28,3 +28,16 @@ def test_the_scope_is_the_changed_records_still_chosen_and_every_record_below_th
         assert sorted(removed) == [8]
         leaf = relink_scope(index, ChangeSet("g", "b", changed=(4,)))
         assert sorted(leaf) == [4]
+
+
+def test_records_citing_a_moved_alias_and_those_below_them_are_in_the_scope(
+    tmp_path: Path,
+) -> None:
+    # 9 cites alias 50 (an organization's former name), 10 is below 9; 11 cites nothing moved.
+    records = [IndexedRecord(9, "f", 9, "d", "series", 1, None, (("creator", 50),))]
+    records += [_record(10, 9), _record(11, None)]
+    with RecordIndex(tmp_path / "index.sqlite") as index:
+        index.put(records)
+        changes = ChangeSet("g", "b", aliases=(50,))
+        moved = relink_scope(index, changes, index.citing(changes.aliases))
+        assert sorted(moved) == [9, 10]
