@@ -75,6 +75,11 @@ class WorkLayout:
         return self.root / "selection" / "changes.json"
 
     @property
+    def check_memory(self) -> Path:
+        """What the record_selection checks found in each file (:mod:`quality.memory`)."""
+        return self.root / "selection" / "checks.sqlite"
+
+    @property
     def rejects(self) -> Path:
         """All rejected lines of the live files, in one table for people to read."""
         return self.root / "rejects.parquet"
