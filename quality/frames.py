@@ -282,14 +282,20 @@ def chunk_frames_of(
     from nara_kg.ingest.stages.chunks import chunk_batches_of_file
 
     chunks: list[tuple[str, pd.DataFrame]] = []
-    sequences: list[tuple[str, pd.DataFrame]] = []
     for file_id, rows in files:
         batches = list(chunk_batches_of_file(layout, file_id, rows, list(CHUNK_COLUMNS)))
-        frame = chunks_frame(pa.Table.from_batches(batches) if batches else None)
-        chunks.append((file_id, frame))
-        sequences.append((file_id, chunk_sequences_frame(frame)))
+        chunks.append((file_id, chunks_frame(pa.Table.from_batches(batches) if batches else None)))
     empty = chunks_frame(None)
-    return tagged(chunks, empty), tagged(sequences, chunk_sequences_frame(empty))
+    every = tagged(chunks, empty)
+    # One grouping over every file's chunks (a record's chunks are all in its file), each
+    # record's row then given to that file, in naId order there.
+    sequences = chunk_sequences_frame(every.drop(columns=[FILE, POS]))
+    if sequences.empty:
+        return every, tagged([], sequences)
+    owner = every.drop_duplicates("naId").set_index("naId")[FILE]
+    sequences[FILE] = sequences["naId"].map(owner)
+    sequences[POS] = sequences.groupby(FILE).cumcount()
+    return every, sequences
 
 
 def cuts_of(layout: WorkLayout, file_id: str, rows: Sequence[int]) -> list[dict[str, Any]]:
