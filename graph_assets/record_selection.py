@@ -15,6 +15,7 @@ from graph_assets.common import (
     timed,
 )
 from graph_assets.file_stages import CHUNKS, PARSED_RECORDS
+from graph_assets.partitions import is_full_rebuild
 from nara_kg.ingest.inputs import SKIPPED_FILE
 from nara_kg.ingest.stages.record_selection import select_live_records
 from resources import PipelinePaths
@@ -31,7 +32,8 @@ from resources import PipelinePaths
         "Graph-wide: one row per naId across every parsed file (full beats stub, most complete "
         "copy wins, ties to the first file and line); the alias table of nested organization "
         "names; the rejects table of all files. Files gone from the input lose their parts "
-        "here, so their records leave the graph. Core: "
+        "here, so their records leave the graph. Reads only the files whose parsed part "
+        "changed since its last complete run (every file on a full rebuild). Core: "
         "nara_kg.ingest.stages.record_selection.select_live_records."
     ),
 )
@@ -45,6 +47,7 @@ def record_selection(
             paths.data_path,
             layout,
             follow_external_links=paths.follow_external_links,
+            full=is_full_rebuild(context),
             log=context.log.info,
         )
     if result.rejected:
@@ -52,10 +55,18 @@ def record_selection(
             f"{result.rejected} of {result.lines} lines rejected ({result.reject_share:.2%}); "
             f"see {layout.rejects}"
         )
-    changes = result.changes
+    changes, update = result.changes, result.update
+    read = len(update.files_read) if update else 0
     return dg.MaterializeResult(
         metadata={
             **metadata,
+            # Parsed parts the reduce read (the changed files'; every file's when whole) and
+            # those it did not open.
+            "files_read": read,
+            "files_not_read": len(result.per_file) - read,
+            "selection_mode": "whole" if update is None or update.whole else "changes",
+            "rows_read": update.rows_read if update else 0,
+            "naids_decided": update.na_ids_decided if update else 0,
             RECORDS_TOUCHED: changes.records_read if changes else 0,
             "records_added": len(changes.added) if changes else 0,
             "records_changed": len(changes.changed) if changes else 0,

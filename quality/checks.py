@@ -12,18 +12,25 @@ from graph_assets.common import failure_on_project_error
 from graph_assets.common import table as md_table
 from graph_assets.community_reports import community_reports
 from graph_assets.graph_nodes import graph_nodes
+from graph_assets.partitions import is_full_rebuild
 from graph_assets.record_selection import record_selection
 from graph_assets.relationships import includes_relationships, next_relationships
 from graph_assets.text_embeddings import text_embeddings
 from graph_assets.vector_index import vector_index
-from quality import expectations, frames, graph_checks, names
+from nara_kg.ingest.layout import WorkLayout
+from quality import expectations, frames, graph_checks, incremental, names
 from quality.config import RejectShareConfig, reject_share_limit
 from quality.expectations import SuiteOutcome
 from quality.graph_checks import GraphCheckOutcome
+from quality.memory import CheckMemory
 from quality.rejects import reject_summary
 from resources import EmbeddingModel, Neo4jResource, PipelinePaths
 
 SAMPLE_CELL = 400
+#: Rows a record_selection check validated in this run, and rows whose results it took from
+#: its memory of the files that did not change (quality.incremental).
+ROWS_VALIDATED = "rows_validated"
+ROWS_FROM_MEMORY = "rows_from_memory"
 
 
 # --------------------------------------------------------------------------- metadata
@@ -69,6 +76,9 @@ def suite_metadata(outcome: SuiteOutcome) -> dict[str, Any]:
     }
     for frame, count in outcome.rows.items():
         metadata[f"rows_{frame}"] = count
+    if outcome.rows_validated is not None:
+        metadata[ROWS_VALIDATED] = outcome.rows_validated
+        metadata[ROWS_FROM_MEMORY] = outcome.rows_from_memory
     return metadata
 
 
@@ -183,12 +193,15 @@ def parsed_records_reject_share(
         "NARA_KG_MAX_BODY_CHARS and was cut (property bodyTextCutFrom holds the full length)."
     ),
 )
-def parsed_records_body_cut(paths: PipelinePaths) -> dg.AssetCheckResult:
+def parsed_records_body_cut(
+    context: dg.AssetCheckExecutionContext, paths: PipelinePaths
+) -> dg.AssetCheckResult:
     check = names.PARSED_RECORDS_BODY_CUT
     try:
-        cut = frames.cut_records(paths.layout)
+        found = incremental.cut_records(paths.layout, whole=is_full_rebuild(context))
     except FileNotFoundError as error:
         return _missing_input(check, error)
+    cut = found.records
     return dg.AssetCheckResult(
         passed=not cut,
         severity=names.severity(check),
@@ -201,6 +214,8 @@ def parsed_records_body_cut(paths: PipelinePaths) -> dg.AssetCheckResult:
             "records_cut": len(cut),
             "max_body_chars": paths.max_body_chars,
             "cut_records": md_table(cut, limit=100),
+            ROWS_VALIDATED: found.rows_validated,
+            ROWS_FROM_MEMORY: found.rows_from_memory,
         },
     )
 
@@ -226,31 +241,75 @@ SUITE_DESCRIPTIONS: dict[str, str] = {
 }
 
 
-def parsed_records_integrity(paths: PipelinePaths) -> dg.AssetCheckResult:
+def _remembered_or_whole(
+    check: str,
+    layout: WorkLayout,
+    remembered: Callable[[bool], SuiteOutcome],
+    every_row: Callable[[], SuiteOutcome],
+    *,
+    whole: bool,
+) -> SuiteOutcome:
+    """The suite over the changed files' rows with the rest from memory (every file's rows
+    when `whole`); a result that cannot be added up per file (an expectation that raised) is
+    forgotten and the suite validates every row at once, as GX reports it."""
+    try:
+        return remembered(whole)
+    except incremental.NotSplit:
+        with CheckMemory(layout.check_memory) as memory, memory.transaction():
+            memory.forget(check)
+        return every_row()
+
+
+def parsed_records_integrity(paths: PipelinePaths, *, whole: bool = False) -> dg.AssetCheckResult:
     layout = paths.layout
     return _suite_result(
         names.PARSED_RECORDS_INTEGRITY,
-        lambda: expectations.validate_parsed_records(frames.load_records_frame(layout)),
+        lambda: _remembered_or_whole(
+            names.PARSED_RECORDS_INTEGRITY,
+            layout,
+            lambda w: incremental.validate_parsed_records(layout, whole=w),
+            lambda: expectations.validate_parsed_records(frames.load_records_frame(layout)),
+            whole=whole,
+        ),
     )
 
 
-def parsed_records_dates(paths: PipelinePaths) -> dg.AssetCheckResult:
+def parsed_records_dates(paths: PipelinePaths, *, whole: bool = False) -> dg.AssetCheckResult:
     layout = paths.layout
     return _suite_result(
         names.PARSED_RECORDS_DATES,
-        lambda: expectations.validate_dates(frames.load_dates_frame(layout)),
+        lambda: _remembered_or_whole(
+            names.PARSED_RECORDS_DATES,
+            layout,
+            lambda w: incremental.validate_dates(layout, whole=w),
+            lambda: expectations.validate_dates(frames.load_dates_frame(layout)),
+            whole=whole,
+        ),
     )
 
 
-def chunks_integrity(paths: PipelinePaths, embedding_model: EmbeddingModel) -> dg.AssetCheckResult:
+def chunks_integrity(
+    paths: PipelinePaths, embedding_model: EmbeddingModel, *, whole: bool = False
+) -> dg.AssetCheckResult:
     layout = paths.layout
 
-    def build() -> SuiteOutcome:
+    def every_row() -> SuiteOutcome:
         table = frames.load_chunks_frame(layout)
         max_tokens = embedding_model.get_embedder().max_tokens
         return expectations.validate_chunks(table, frames.chunk_sequences_frame(table), max_tokens)
 
-    return _suite_result(names.CHUNKS_INTEGRITY, build)
+    return _suite_result(
+        names.CHUNKS_INTEGRITY,
+        lambda: _remembered_or_whole(
+            names.CHUNKS_INTEGRITY,
+            layout,
+            lambda w: incremental.validate_chunks(
+                layout, embedding_model.get_embedder().max_tokens, whole=w
+            ),
+            every_row,
+            whole=whole,
+        ),
+    )
 
 
 @dg.multi_asset_check(
@@ -271,10 +330,11 @@ def chunks_integrity(paths: PipelinePaths, embedding_model: EmbeddingModel) -> d
 def record_selection_suites(
     context: dg.AssetCheckExecutionContext, paths: PipelinePaths, embedding_model: EmbeddingModel
 ) -> Iterator[dg.AssetCheckResult]:
+    whole = is_full_rebuild(context)
     suites: dict[str, Callable[[], dg.AssetCheckResult]] = {
-        names.PARSED_RECORDS_INTEGRITY: lambda: parsed_records_integrity(paths),
-        names.PARSED_RECORDS_DATES: lambda: parsed_records_dates(paths),
-        names.CHUNKS_INTEGRITY: lambda: chunks_integrity(paths, embedding_model),
+        names.PARSED_RECORDS_INTEGRITY: lambda: parsed_records_integrity(paths, whole=whole),
+        names.PARSED_RECORDS_DATES: lambda: parsed_records_dates(paths, whole=whole),
+        names.CHUNKS_INTEGRITY: lambda: chunks_integrity(paths, embedding_model, whole=whole),
     }
     selected = {key.name for key in context.selected_asset_check_keys}
     for name, run in suites.items():

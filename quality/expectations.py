@@ -68,6 +68,10 @@ class SuiteOutcome:
     outcomes: list[ExpectationOutcome]
     #: frame name -> rows validated.
     rows: dict[str, int]
+    #: Rows validated in this run and rows whose results came from the check's memory (None
+    #: when the suite validated every row, unremembered).
+    rows_validated: int | None = None
+    rows_from_memory: int | None = None
 
     @property
     def success(self) -> bool:
@@ -238,16 +242,26 @@ def ephemeral_context() -> AbstractDataContext:
 
 def validate_frames(suite: str, frames: Sequence[Frame]) -> SuiteOutcome:
     """Validate each frame against its expectations in one ephemeral context."""
-    import great_expectations as gx
-
     outcomes: list[ExpectationOutcome] = []
     rows: dict[str, int] = {}
+    for frame, data, results in run_frames(suite, frames):
+        rows[frame.name] = len(data)
+        outcomes.extend(_outcome(frame, data, found) for found in results)
+    return SuiteOutcome(suite, outcomes, rows)
+
+
+def run_frames(
+    suite: str, frames: Sequence[Frame], result_format: str = "SUMMARY"
+) -> Iterator[tuple[Frame, pd.DataFrame, list[ExpectationValidationResult]]]:
+    """Each frame (index reset) with its expectations' results, in the order the suite lists
+    them (GX reorders its results). `result_format` COMPLETE lists every unexpected row."""
+    import great_expectations as gx
+
     with quiet_gx():
         context = ephemeral_context()
         source = context.data_sources.add_pandas(name=suite)
         for frame in frames:
             data = frame.data.reset_index(drop=True)
-            rows[frame.name] = len(data)
             asset = source.add_dataframe_asset(name=frame.name)
             batch_definition = asset.add_batch_definition_whole_dataframe(name=frame.name)
             expectation_suite = context.suites.add(
@@ -263,15 +277,14 @@ def validate_frames(suite: str, frames: Sequence[Frame]) -> SuiteOutcome:
             )
             result = definition.run(
                 batch_parameters={"dataframe": data},
-                result_format={"result_format": "SUMMARY", "partial_unexpected_count": SAMPLE_SIZE},
+                result_format={
+                    "result_format": result_format,
+                    "partial_unexpected_count": SAMPLE_SIZE,
+                },
             )
             by_id = {r.expectation_config.id: r for r in result.results if r.expectation_config}
-            # Report in the order the suite lists its expectations (GX reorders its results).
-            for expectation in expectation_suite.expectations:
-                found = by_id.get(expectation.id)
-                if found is not None:
-                    outcomes.append(_outcome(frame, data, found))
-    return SuiteOutcome(suite, outcomes, rows)
+            found = [by_id.get(e.id) for e in expectation_suite.expectations]
+            yield frame, data, [r for r in found if r is not None]
 
 
 def _plain(value: Any) -> Any:
@@ -288,7 +301,14 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _columns_of(kwargs: dict[str, Any]) -> list[str]:
+def sample_row(frame: Frame, data: pd.DataFrame, index: int, columns: list[str]) -> dict[str, Any]:
+    """One offending row as a check shows it: the frame's id columns, then the checked ones."""
+    row = data.iloc[index]
+    shown = [*frame.id_columns, *(c for c in columns if c not in frame.id_columns)]
+    return {name: _plain(row[name]) for name in shown if name in data}
+
+
+def columns_of(kwargs: dict[str, Any]) -> list[str]:
     if "column" in kwargs:
         return [kwargs["column"]]
     return [kwargs[key] for key in ("column_A", "column_B") if key in kwargs]
@@ -300,7 +320,7 @@ def _outcome(
     config = result.expectation_config
     assert config is not None
     kwargs = dict(config.kwargs)
-    columns = _columns_of(kwargs)
+    columns = columns_of(kwargs)
     details: dict[str, Any] = dict(result.result or {})
     exception = result.exception_info or {}
     error = (
@@ -318,12 +338,10 @@ def _outcome(
         observed = ""
     sample: list[dict[str, Any]] = []
     indexes = details.get("partial_unexpected_index_list") or []
-    shown = [*frame.id_columns, *(c for c in columns if c not in frame.id_columns)]
     if indexes and all(isinstance(i, int) for i in indexes):
         for index in indexes[:SAMPLE_SIZE]:
             if 0 <= index < len(data):
-                row = data.iloc[index]
-                sample.append({name: _plain(row[name]) for name in shown if name in data})
+                sample.append(sample_row(frame, data, index, columns))
     else:
         for value in (details.get("partial_unexpected_list") or [])[:SAMPLE_SIZE]:
             sample.append({"value": _plain(value)})
@@ -342,49 +360,57 @@ def _outcome(
 
 
 # --------------------------------------------------------------------------- the three suites
+def parsed_records_frames(records: pd.DataFrame) -> list[Frame]:
+    return [
+        Frame(
+            "chosen_records",
+            records,
+            records_integrity_expectations(),
+            ("naId", "file_name", "line_num"),
+        )
+    ]
+
+
+def date_frames(dates: pd.DataFrame) -> list[Frame]:
+    return [
+        Frame(
+            "logical_dates",
+            dates,
+            date_expectations(),
+            ("naId", "property", "file_name", "line_num"),
+        )
+    ]
+
+
+def chunk_frames(
+    chunks: pd.DataFrame, sequences: pd.DataFrame, max_tokens: int, *, observe_max: bool
+) -> list[Frame]:
+    return [
+        Frame(
+            "chunks",
+            chunks,
+            chunk_expectations(max_tokens, observe_max=observe_max),
+            ("chunkId", "naId"),
+        ),
+        Frame(
+            "chunk_sequences",
+            sequences,
+            chunk_sequence_expectations(),
+            ("naId", "chunks", "chunkCount", "seqs"),
+        ),
+    ]
+
+
 def validate_parsed_records(records: pd.DataFrame) -> SuiteOutcome:
-    return validate_frames(
-        PARSED_RECORDS_INTEGRITY,
-        [
-            Frame(
-                "chosen_records",
-                records,
-                records_integrity_expectations(),
-                ("naId", "file_name", "line_num"),
-            )
-        ],
-    )
+    return validate_frames(PARSED_RECORDS_INTEGRITY, parsed_records_frames(records))
 
 
 def validate_dates(dates: pd.DataFrame) -> SuiteOutcome:
-    return validate_frames(
-        PARSED_RECORDS_DATES,
-        [
-            Frame(
-                "logical_dates",
-                dates,
-                date_expectations(),
-                ("naId", "property", "file_name", "line_num"),
-            )
-        ],
-    )
+    return validate_frames(PARSED_RECORDS_DATES, date_frames(dates))
 
 
 def validate_chunks(chunks: pd.DataFrame, sequences: pd.DataFrame, max_tokens: int) -> SuiteOutcome:
     return validate_frames(
         CHUNKS_INTEGRITY,
-        [
-            Frame(
-                "chunks",
-                chunks,
-                chunk_expectations(max_tokens, observe_max=not chunks.empty),
-                ("chunkId", "naId"),
-            ),
-            Frame(
-                "chunk_sequences",
-                sequences,
-                chunk_sequence_expectations(),
-                ("naId", "chunks", "chunkCount", "seqs"),
-            ),
-        ],
+        chunk_frames(chunks, sequences, max_tokens, observe_max=not chunks.empty),
     )

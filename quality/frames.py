@@ -8,7 +8,7 @@ legitimately present more than once across parts (stubs, duplicate copies) befor
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,21 +45,27 @@ DATE_PREFIX = "logicalDate_"
 SEQ_PREVIEW = 12
 
 
-def _require(path: Path, asset: str) -> None:
+#: The columns a frame validated file by file carries besides its own: the row's file and its
+#: position among that file's rows (see quality.incremental).
+FILE = "__file"
+POS = "__pos"
+
+
+def require(path: Path, asset: str) -> None:
     if not path.exists():
         raise FileNotFoundError(f"{path} is missing: materialize {asset} first")
 
 
 def parsed_parts(layout: WorkLayout) -> list[Path]:
     """The parsed parts in selection order (the order of the parsed index)."""
-    _require(layout.parsed_index, "record_selection")
+    require(layout.parsed_index, "record_selection")
     file_ids = pq.read_table(layout.parsed_index, columns=[Col.FILE_ID])[Col.FILE_ID].to_pylist()
     return [layout.parsed_part(file_id) for file_id in file_ids]
 
 
 def iter_chosen(layout: WorkLayout, columns: list[str]) -> Iterator[pa.Table]:
     """The chosen rows of each parsed part, one table per part (memory: one part at a time)."""
-    _require(layout.selection, "record_selection")
+    require(layout.selection, "record_selection")
     selection = pq.read_table(layout.selection)
     rows_by_part: dict[int, list[int]] = {}
     for part, row in zip(
@@ -75,23 +81,30 @@ def iter_chosen(layout: WorkLayout, columns: list[str]) -> Iterator[pa.Table]:
 
 def cut_records(layout: WorkLayout) -> list[dict[str, Any]]:
     """The chosen records whose body text was cut: file, line, naId and full length."""
+    found: list[dict[str, Any]] = []
+    for table in iter_chosen(layout, _TRACED_PROPERTIES):
+        found.extend(cut_rows(table))
+    return found
+
+
+def cut_rows(table: pa.Table) -> list[dict[str, Any]]:
+    """The rows of `table` (with _TRACED_PROPERTIES) whose body text was cut."""
     from nara_kg.ingest.records import BODY_CUT_FROM
 
     found: list[dict[str, Any]] = []
-    for table in iter_chosen(layout, _TRACED_PROPERTIES):
-        for row in table.to_pylist():
-            if BODY_CUT_FROM not in row[Col.PROPERTIES]:
-                continue
-            length = json.loads(row[Col.PROPERTIES]).get(BODY_CUT_FROM)
-            if length is not None:
-                found.append(
-                    {
-                        "file": row[Col.FILE_NAME],
-                        "line": row[Col.LINE_NUM],
-                        "naId": row[Col.NA_ID],
-                        "characters": length,
-                    }
-                )
+    for row in table.to_pylist():
+        if BODY_CUT_FROM not in row[Col.PROPERTIES]:
+            continue
+        length = json.loads(row[Col.PROPERTIES]).get(BODY_CUT_FROM)
+        if length is not None:
+            found.append(
+                {
+                    "file": row[Col.FILE_NAME],
+                    "line": row[Col.LINE_NUM],
+                    "naId": row[Col.NA_ID],
+                    "characters": length,
+                }
+            )
     return found
 
 
@@ -210,3 +223,80 @@ def chunk_sequences_frame(chunks: pd.DataFrame) -> pd.DataFrame:
             summary.loc[na_id, "seqs"] = text + (",…" if len(shown) > SEQ_PREVIEW else "")
     summary["chunkCount"] = summary["chunkCount"].astype("Int64")
     return summary.reset_index()[columns]
+
+
+# --------------------------------------------------------------------------- file by file
+def chosen_of_file(
+    layout: WorkLayout, file_id: str, rows: Sequence[int], columns: list[str]
+) -> pa.Table:
+    """One file's chosen rows (sorted row numbers) of its parsed part."""
+    return pq.read_table(layout.parsed_part(file_id), columns=columns).take(
+        pa.array(rows, pa.int64())
+    )
+
+
+def tagged(frames: Iterable[tuple[str, pd.DataFrame]], empty: pd.DataFrame) -> pd.DataFrame:
+    """The frames of several files in one, each row with its file and its position there."""
+    pieces = []
+    for file_id, frame in frames:
+        frame = frame.reset_index(drop=True)
+        frame[FILE] = file_id
+        frame[POS] = range(len(frame))
+        pieces.append(frame)
+    if not pieces:
+        return empty.assign(
+            **{FILE: pd.Series([], dtype="object"), POS: pd.Series([], dtype="int64")}
+        )
+    return pd.concat(pieces, ignore_index=True)
+
+
+def records_frame_of(
+    layout: WorkLayout, files: Sequence[tuple[str, Sequence[int]]]
+) -> pd.DataFrame:
+    return tagged(
+        (
+            (file_id, records_frame([chosen_of_file(layout, file_id, rows, list(RECORD_COLUMNS))]))
+            for file_id, rows in files
+        ),
+        records_frame([]),
+    )
+
+
+def dates_frame_of(layout: WorkLayout, files: Sequence[tuple[str, Sequence[int]]]) -> pd.DataFrame:
+    return tagged(
+        (
+            (
+                file_id,
+                dates_frame(date_rows(chosen_of_file(layout, file_id, rows, _TRACED_PROPERTIES))),
+            )
+            for file_id, rows in files
+        ),
+        dates_frame([]),
+    )
+
+
+def chunk_frames_of(
+    layout: WorkLayout, files: Sequence[tuple[str, Sequence[int]]]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(chunks, chunk sequences) of the files' chosen records, each file's on its own."""
+    from nara_kg.ingest.stages.chunks import chunk_batches_of_file
+
+    chunks: list[tuple[str, pd.DataFrame]] = []
+    for file_id, rows in files:
+        batches = list(chunk_batches_of_file(layout, file_id, rows, list(CHUNK_COLUMNS)))
+        chunks.append((file_id, chunks_frame(pa.Table.from_batches(batches) if batches else None)))
+    empty = chunks_frame(None)
+    every = tagged(chunks, empty)
+    # One grouping over every file's chunks (a record's chunks are all in its file), each
+    # record's row then given to that file, in naId order there.
+    sequences = chunk_sequences_frame(every.drop(columns=[FILE, POS]))
+    if sequences.empty:
+        return every, tagged([], sequences)
+    owner = every.drop_duplicates("naId").set_index("naId")[FILE]
+    sequences[FILE] = sequences["naId"].map(owner)
+    sequences[POS] = sequences.groupby(FILE).cumcount()
+    return every, sequences
+
+
+def cuts_of(layout: WorkLayout, file_id: str, rows: Sequence[int]) -> list[dict[str, Any]]:
+    return cut_rows(chosen_of_file(layout, file_id, rows, _TRACED_PROPERTIES))

@@ -75,6 +75,16 @@ class WorkLayout:
         return self.root / "selection" / "changes.json"
 
     @property
+    def selection_state(self) -> Path:
+        """Every file's candidate rows and the choice made (:mod:`selection_store`)."""
+        return self.root / "selection" / "state.sqlite"
+
+    @property
+    def check_memory(self) -> Path:
+        """What the record_selection checks found in each file (:mod:`quality.memory`)."""
+        return self.root / "selection" / "checks.sqlite"
+
+    @property
     def rejects(self) -> Path:
         """All rejected lines of the live files, in one table for people to read."""
         return self.root / "rejects.parquet"

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Any
@@ -173,9 +173,10 @@ _INDEX_COLUMNS = [
 ]
 
 
-def file_fingerprint(layout: WorkLayout, file_id: str, rows: Iterable[int]) -> str:
+def file_fingerprint(layout: WorkLayout, file_id: str, chosen: str) -> str:
     """What a file's records in the graph follow from: its chunk part (chunker key, size,
-    modification time) and which of its rows are chosen."""
+    modification time) and which of its rows are chosen (`chosen`: their digest,
+    selection_store.chosen_digest)."""
     stats = read_json(layout.chunk_stats(file_id)) or {}
     path = layout.chunk_part(file_id)
     try:
@@ -183,7 +184,6 @@ def file_fingerprint(layout: WorkLayout, file_id: str, rows: Iterable[int]) -> s
         on_disk = f"{stat.st_size}:{stat.st_mtime_ns}:{stat.st_ino}"
     except FileNotFoundError:
         on_disk = "missing"
-    chosen = hashlib.sha256(",".join(map(str, sorted(rows))).encode()).hexdigest()
     return f"{stats.get('key', '')}|{on_disk}|{chosen}"
 
 
@@ -231,13 +231,14 @@ class _Diff:
 
 def update_record_index(
     layout: WorkLayout,
-    chosen_rows: Mapping[str, Iterable[int]],
+    chosen: Mapping[str, str],
+    rows_of: Callable[[str], Iterable[int]],
     aliases: Iterable[tuple[int, int]],
 ) -> ChangeSet:
-    """Bring the record index in step with the selection (`chosen_rows`: file_id -> chosen
-    rows of every live file) by reading only the changed files' chunk parts, and write the
-    change set. An index that cannot be read is made again from every file (base None)."""
-    rows = {file_id: sorted(r) for file_id, r in chosen_rows.items()}
+    """Bring the record index in step with the selection (`chosen`: file_id -> the digest of
+    its chosen rows, for every live file; `rows_of(file_id)`: those rows) by reading only the
+    changed files' chunk parts, and write the change set. An index that cannot be read is made
+    again from every file (base None)."""
     generation = uuid.uuid4().hex
     try:
         index = RecordIndex(layout.record_index)
@@ -252,7 +253,7 @@ def update_record_index(
             index.db.executescript(
                 "DELETE FROM files; DELETE FROM records; DELETE FROM refs; DELETE FROM aliases;"
             )
-        current = {f: file_fingerprint(layout, f, r) for f, r in rows.items()}
+        current = {f: file_fingerprint(layout, f, digest) for f, digest in chosen.items()}
         dirty = dirty_files(index.fingerprints(), current)
         diff = _Diff()
         changes_json: dict[str, Any]
@@ -266,7 +267,7 @@ def update_record_index(
                 if file_id not in current:
                     continue
                 try:
-                    fresh = indexed_records(layout, file_id, rows[file_id])
+                    fresh = indexed_records(layout, file_id, rows_of(file_id))
                 except PARQUET_DAMAGE:
                     # Not chunked yet (the whole-export form selects before chunking) or
                     # damaged: its records are not indexed (the next selection reads it again)

@@ -10,7 +10,7 @@ import pickle
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from itertools import islice
@@ -404,21 +404,32 @@ def iter_chunks(
     `first_only`, each record's first chunk alone. Rows are chosen in Arrow before they become
     Python objects: most rows of a part are not wanted (other copies of a record, continuation
     chunks), and turning them into dicts to drop them was most of the read."""
+    for file_id, rows in chosen_rows_by_file(layout):
+        for kept in chunk_batches_of_file(layout, file_id, rows, columns, first_only=first_only):
+            yield from kept.to_pylist()
+
+
+def chunk_batches_of_file(
+    layout: WorkLayout,
+    file_id: str,
+    rows: Iterable[int],
+    columns: list[str] | None = None,
+    *,
+    first_only: bool = False,
+) -> Iterator[pa.RecordBatch]:
+    """The chunks of one file's chosen `rows`, a batch at a time, in the part's order."""
+    chosen = pa.array(sorted(rows), type=pa.int64())
+    if len(chosen) == 0:
+        return
     wanted_columns = None if columns is None else sorted({*columns, Col.RECORD_ROW})
     if wanted_columns is not None and first_only and Col.CHUNK_SEQ_ID not in wanted_columns:
         wanted_columns.append(Col.CHUNK_SEQ_ID)
-    for file_id, rows in chosen_rows_by_file(layout):
-        if not rows:
-            continue
-        chosen = pa.array(sorted(rows), type=pa.int64())
-        path = layout.chunk_part(file_id)
-        try:
-            for kept in _part_batches(path, wanted_columns, chosen, first_only):
-                if columns is not None:
-                    kept = kept.select(columns)
-                yield from kept.to_pylist()
-        except PARQUET_DAMAGE as error:
-            raise corrupt_work_file(path, error, layout.chunk_stats(file_id)) from error
+    path = layout.chunk_part(file_id)
+    try:
+        for kept in _part_batches(path, wanted_columns, chosen, first_only):
+            yield kept if columns is None else kept.select(columns)
+    except PARQUET_DAMAGE as error:
+        raise corrupt_work_file(path, error, layout.chunk_stats(file_id)) from error
 
 
 def _parsed_rows(layout: WorkLayout, file: InputFile) -> Iterator[dict[str, Any]]:

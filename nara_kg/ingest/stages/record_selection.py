@@ -18,18 +18,21 @@ import pyarrow.parquet as pq
 
 from nara_kg.ingest.inputs import SKIPPED_FILE, InputFile, SkippedFile, file_id_of, scan_input_tree
 from nara_kg.ingest.layout import WorkLayout
-from nara_kg.ingest.records import UnreadablePart, select_records
 from nara_kg.ingest.stages.changes import ChangeSet, update_record_index
-from nara_kg.ingest.stages.common import corrupt_work_file, read_json, write_table
+from nara_kg.ingest.stages.common import read_json, write_table
 from nara_kg.ingest.stages.parsed_records import parse_file
-from nara_kg.model.progress import Log, quiet
-from nara_kg.model.tables import (
-    ALIAS_SCHEMA,
-    PARSED_INDEX_SCHEMA,
-    REJECT_SCHEMA,
-    SELECTION_SCHEMA,
-    Col,
+from nara_kg.ingest.stages.selection_reduce import (
+    SelectionUpdate,
+    alias_count,
+    digests,
+    duplicates,
+    finish,
+    update_selection,
+    write_selection_tables,
 )
+from nara_kg.ingest.stages.selection_store import SelectionStore
+from nara_kg.model.progress import Log, quiet
+from nara_kg.model.tables import PARSED_INDEX_SCHEMA, REJECT_SCHEMA, Col
 
 #: naIds with duplicates logged one line each (the rest counted in one line).
 DUPLICATES_LOGGED = 20
@@ -101,6 +104,8 @@ class ParseResult:
     per_file: list[dict[str, Any]] = field(default_factory=list)
     #: What this selection changed since the last one (None when it selected nothing).
     changes: ChangeSet | None = None
+    #: What the reduce read and decided.
+    update: SelectionUpdate | None = None
 
     @property
     def reject_share(self) -> float:
@@ -112,11 +117,13 @@ def select_live_records(
     layout: WorkLayout,
     *,
     follow_external_links: bool = False,
+    full: bool = False,
     log: Log = quiet,
 ) -> ParseResult:
     """One row per naId across every live file (graph-wide): the selection, the alias table,
     the index of live parts and the rejects table people read. A file that cannot be read
-    counts as one rejected line."""
+    counts as one rejected line. Only the files whose parsed part changed since the last
+    complete selection are read (selection_reduce); every file with `full`."""
     live = live_files(data_dir, layout, follow_external_links=follow_external_links)
     result = ParseResult(parts_removed=len(live.removed), files_pending=live.pending)
     for rel in live.removed:
@@ -158,45 +165,30 @@ def select_live_records(
             }
         )
     write_table(pa.Table.from_pylist(index_rows, schema=PARSED_INDEX_SCHEMA), layout.parsed_index)
-    _write_rejects_table(live.files, layout, live.skipped)
-
-    try:
-        selection = select_records([layout.parsed_part(f.file_id) for f in live.files])
-    except UnreadablePart as damaged:
-        owner = next(f for f in live.files if layout.parsed_part(f.file_id) == damaged.path)
-        raise corrupt_work_file(
-            damaged.path, damaged.error, layout.parse_stats(owner.file_id)
-        ) from damaged
-    chosen = sorted(selection.chosen)
-    write_table(
-        pa.table(
-            {
-                Col.PART: pa.array([p for p, _ in chosen], pa.int32()),
-                Col.ROW: pa.array([r for _, r in chosen], pa.int64()),
-            },
-            schema=SELECTION_SCHEMA,
-        ),
-        layout.selection,
-    )
-    write_table(
-        pa.table(
-            {
-                Col.ALIAS: pa.array(list(selection.aliases), pa.int64()),
-                Col.NA_ID: pa.array(list(selection.aliases.values()), pa.int64()),
-            },
-            schema=ALIAS_SCHEMA,
-        ),
-        layout.aliases,
-    )
-    chosen_by_file: dict[str, list[int]] = {f.file_id: [] for f in live.files}
-    for part, row_index in chosen:
-        chosen_by_file[live.files[part].file_id].append(row_index)
-    result.changes = update_record_index(layout, chosen_by_file, selection.aliases.items())
-    result.chosen_records = selection.records
-    result.chosen_stubs = selection.stubs
-    result.duplicates = selection.duplicates
-    result.aliases = len(selection.aliases)
-    for duplicate in selection.duplicates[:DUPLICATES_LOGGED]:
+    rejected = {row[Col.FILE_ID]: int(row[Col.REJECTED]) for row in index_rows}
+    with SelectionStore(layout.selection_state) as store:
+        update = update_selection(layout, store, live.files, rejected, full=full)
+        skipped_paths = json.dumps(sorted(s.rel_path for s in live.skipped))
+        # The rejects of unchanged files are the same rows: the table is kept unless a file
+        # read or dropped rejected lines, or the files skipped as unreadable changed.
+        if (
+            update.rejects_changed
+            or store.meta("skipped") != skipped_paths
+            or not layout.rejects.exists()
+        ):
+            _write_rejects_table(live.files, layout, live.skipped)
+            with store.transaction():
+                store.set_meta("skipped", skipped_paths)
+        write_selection_tables(layout, store, live.files)
+        result.changes = update_record_index(
+            layout, digests(store, live.files), store.chosen_rows, store.all_aliases()
+        )
+        result.chosen_records, result.chosen_stubs = store.counts()
+        result.duplicates = duplicates(store)
+        result.aliases = alias_count(store)
+        finish(store)
+    result.update = update
+    for duplicate in result.duplicates[:DUPLICATES_LOGGED]:
         dropped = duplicate["dropped_count"]
         more = dropped - len(duplicate["dropped"])
         log(
@@ -205,9 +197,9 @@ def select_live_records(
             f"{', '.join(duplicate['dropped'])}{f' and {more:,} more' if more else ''} "
             f"(completeness {duplicate['dropped_completeness']}{', ...' if more else ''})"
         )
-    if len(selection.duplicates) > DUPLICATES_LOGGED:
+    if len(result.duplicates) > DUPLICATES_LOGGED:
         log(
-            f"... and {len(selection.duplicates) - DUPLICATES_LOGGED:,} more naIds that appear "
+            f"... and {len(result.duplicates) - DUPLICATES_LOGGED:,} more naIds that appear "
             "more than once (listed in record_selection's metadata)"
         )
     return result
