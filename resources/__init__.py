@@ -25,13 +25,12 @@ from pydantic import PrivateAttr
 from nara_kg.embedding.encoder import DEFAULT_BACKEND, DEFAULT_BATCH_SIZE, DEFAULT_MODEL, Embedder
 from nara_kg.embedding.factory import DEFAULT_DEVICE, DEFAULT_THREADS, make_embedder
 from nara_kg.errors import ConfigurationError, Neo4jUnreachable
-from nara_kg.generation.llm import (
+from nara_kg.generation.llm_base import EXTRACTIVE_BACKEND, LLM
+from nara_kg.generation.openai_client import (
     DEFAULT_CONNECT_TIMEOUT_S,
     DEFAULT_MAX_CONCURRENCY,
     DEFAULT_MAX_RETRIES,
     DEFAULT_TIMEOUT_S,
-    EXTRACTIVE_BACKEND,
-    LLM,
 )
 from nara_kg.graph.connection import open_driver
 from nara_kg.ingest.layout import WorkLayout

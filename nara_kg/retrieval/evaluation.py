@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from neo4j import Driver
 
     from nara_kg.embedding.encoder import Embedder
-    from nara_kg.generation.llm import LLM
+    from nara_kg.generation.llm_base import LLM
 
 QUESTION_MODES = ("local", "global", "auto")
 
@@ -411,7 +411,7 @@ def global_results(
     """Each global question asked through global search over the community reports: whether
     it was answered, the communities that supported the answer, the latency. `get_llm` is
     called only when there is a global question (a misconfigured backend fails no other run)."""
-    from nara_kg.generation.llm import GenerationCache
+    from nara_kg.generation.generation_cache import GenerationCache
     from nara_kg.retrieval.ask import ask
 
     rows: list[dict[str, Any]] = []
@@ -446,7 +446,7 @@ def answer_report(
 ) -> AnswerReport | None:
     """Answer accuracy of the questions that label answers, each asked as `nara-kg ask` asks
     it (None, and `get_llm` not called, when no question labels its answer)."""
-    from nara_kg.generation.llm import GenerationCache
+    from nara_kg.generation.generation_cache import GenerationCache
     from nara_kg.retrieval.answer_runs import ask_answerer
 
     if not any(q.has_answer_label for q in questions):

@@ -21,13 +21,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 from nara_kg.generation.community_profile import DESCRIPTION_LEVELS, KeyRecord
 from nara_kg.generation.community_report import CommunityReport
-from nara_kg.generation.llm import (
-    LLM,
-    ExtractiveLLM,
-    GenerationCache,
-    cached_complete,
-    is_extractive,
-)
+from nara_kg.generation.generation_cache import GenerationCache, cached_complete
+from nara_kg.generation.llm_base import LLM, ExtractiveLLM, is_extractive
 from nara_kg.generation.report_parse import extract_json_object
 from nara_kg.retrieval.citations import AnswerCitation, CitedSentence, Source, attribute, cite
 from nara_kg.retrieval.faithfulness import GuardResult, guard_answer
