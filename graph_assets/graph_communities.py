@@ -18,7 +18,6 @@ from graph_assets.entity_mentions import entity_mentions
 from graph_assets.partitions import is_full_rebuild
 from graph_assets.relationships import authority_relationships, includes_relationships
 from nara_kg.build import communities as build_communities
-from nara_kg.settings import leiden_seeded
 from resources import Neo4jResource, PipelinePaths
 
 
@@ -71,7 +70,7 @@ def graph_communities(
             neo4j.get_gds(),
             state_path=paths.layout.leiden_state,
             force=is_full_rebuild(context),
-            seed=leiden_seeded(),
+            seed=paths.leiden_seeded,
             report_scope_path=paths.layout.report_scope,
         )
     if not result.leiden_ran:

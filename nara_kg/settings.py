@@ -74,6 +74,7 @@ RESOURCE_VARIABLES: dict[str, dict[str, str]] = {
         "questions_file": "NARA_KG_QUESTIONS",
         "follow_external_links": "NARA_KG_FOLLOW_EXTERNAL_LINKS",
         "max_body_chars": "NARA_KG_MAX_BODY_CHARS",
+        "leiden_seeded": "NARA_KG_LEIDEN_SEEDED",
     },
 }
 
@@ -191,15 +192,3 @@ def dagster_home() -> Path:
     """The CLI's Dagster instance folder (DAGSTER_HOME). When unset, the default is exported
     too, because Dagster reads the variable itself."""
     return Path(os.environ.setdefault("DAGSTER_HOME", str(DEFAULT_DAGSTER_HOME)))
-
-
-def leiden_seeded(env: Mapping[str, str] | None = None) -> bool:
-    """NARA_KG_LEIDEN_SEEDED=1: a run whose projection changed starts Leiden from the last run's
-    level-0 communities (GDS seedProperty). Off by default: seeded, the communities depend on
-    the order of past builds, so an incremental build's differ from a full build's (one
-    community more on the 120-record demo after one file's edits), which the project's
-    guarantee (incremental == full by graph fingerprint) does not allow; and unseeded Leiden
-    (deterministic) with ids named by a member kept more communities as they were (after one
-    record deleted from that demo: 14 of the 14 level-0 communities it did not reach, against
-    8 seeded)."""
-    return _source(env).get("NARA_KG_LEIDEN_SEEDED", "").strip().lower() in _TRUE

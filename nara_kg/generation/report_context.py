@@ -36,213 +36,45 @@ tips over the budget loses its last-added elements until it fits.
 
 from __future__ import annotations
 
-import csv
-import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Final
 
-from nara_kg.generation.community_profile import CommunityProfile, profile_of
-from nara_kg.generation.community_report import CommunityReport
+from nara_kg.generation.community_profile import profile_of
+from nara_kg.generation.report_context_data import (
+    EXCERPT_MAX_CHARS,
+    TITLE_MAX_CHARS,
+    MemberInfo,
+    MentionedInfo,
+    RelationshipInfo,
+    ReportContext,
+    SubReport,
+)
+from nara_kg.generation.report_context_render import (
+    SUB_FOOTER,
+    SUB_HEADER,
+    RelKey,
+    clip,
+    member_row,
+    rel_key,
+    rel_row,
+    render_mentioned,
+    render_tables,
+    sub_row,
+)
 from nara_kg.ingest.chunking import TokenCounter, TokensCounter
 
-EXCERPT_MAX_CHARS: Final = 400
-TITLE_MAX_CHARS: Final = 200
-
-
-@dataclass(frozen=True, slots=True)
-class MemberInfo:
-    na_id: int
-    title: str | None
-    node_type: str
-    degree: int
-    excerpt: str | None
-    source: str | None
-    #: The date range and parent title of the record's search header ("Dates:", "Part of:").
-    dates: str | None = None
-    part_of: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class RelationshipInfo:
-    source_na_id: int
-    target_na_id: int
-    rel_type: str
-    source_title: str | None
-    target_title: str | None
-    #: Combined degree of both ends: GraphRAG's prominence of an edge.
-    degree: int
-
-
-@dataclass(frozen=True, slots=True)
-class MentionedInfo:
-    """An authority the members' text names (MENTIONED_IN), with how often."""
-
-    na_id: int
-    heading: str | None
-    authority_type: str
-    #: Times the members' chunks name it, and the members that do.
-    count: int
-    records: int
-
-
-@dataclass(frozen=True, slots=True)
-class SubReport:
-    community_id: str
-    #: Number of members of the sub-community: substitution goes largest first.
-    size: int
-    report: CommunityReport
-    #: naIds of the sub-community's members: the members its report replaces in the parent.
-    member_na_ids: frozenset[int]
-
-
-@dataclass(frozen=True, slots=True)
-class ReportContext:
-    community_id: str
-    level: int
-    text: str
-    tokens: int
-    used_sub_reports: bool
-    members_included: int
-    relationships_included: int
-    sub_reports_included: tuple[str, ...]
-    #: Some member or relationship is neither in the text nor covered by an included sub-report.
-    truncated: bool
-    #: Members and relationships in the text, in rank order.
-    members: tuple[MemberInfo, ...]
-    relationships: tuple[RelationshipInfo, ...]
-    #: Sub-reports in the text, largest first.
-    sub_reports: tuple[SubReport, ...]
-    #: Size of the whole community, whatever fit the budget.
-    members_total: int
-    relationships_total: int
-    #: The authorities most mentioned in the members' text, in the text when any.
-    mentioned: tuple[MentionedInfo, ...] = ()
-    #: The whole community's records in words (all members and relationships, whatever fit
-    #: the budget); not in the text.
-    profile: CommunityProfile | None = None
-
-
-_SUB_HEADER = "-----Sub-community reports-----\n```csv\nid,size,title,summary,findings\n"
-_SUB_FOOTER = "```\n"
-_MEMBER_HEADER = "-----Records-----\n```csv\nid,title,type,degree,excerpt\n"
-_REL_HEADER = "-----Relationships-----\n```csv\nid,source,target,type,degree\n"
-_MENTIONED_HEADER = "-----Mentioned-----\n```csv\nid,authority,type,mentions,records\n"
-_FOOTER = "```\n"
-
-
-def clip(value: str | None, limit: int) -> str:
-    if not value:
-        return ""
-    value = " ".join(value.split())
-    return value if len(value) <= limit else value[: limit - 1].rstrip() + "…"
-
-
-class _LastLine(threading.local):
-    """What a csv writer wrote last: a context renders thousands of rows, and a fresh StringIO
-    and writer per row took a quarter of rendering them. One per thread, as the API renders
-    contexts on several."""
-
-    def __init__(self) -> None:
-        self.text = ""
-        self.writer = csv.writer(self, lineterminator="\n")
-
-    def write(self, text: str) -> int:
-        self.text = text
-        return len(text)
-
-
-_LAST_LINE = _LastLine()
-
-
-def _csv_row(values: Iterable[object]) -> str:
-    _LAST_LINE.writer.writerow(values)
-    return _LAST_LINE.text
-
-
-#: Rendered pieces kept between calls: a record's member row, and its name as a relationship's
-#: end, read the same in its community at every level of the hierarchy (its degree is the whole
-#: graph's), and rendering each again was a sixth of a report run's context time. Bounded, since
-#: one run may see every record of a large graph.
-_RENDERED_KEPT = 65_536
-
-
-@lru_cache(maxsize=_RENDERED_KEPT)
-def endpoint(na_id: int, title: str | None) -> str:
-    clipped = clip(title, TITLE_MAX_CHARS)
-    return f"{clipped} ({na_id})" if clipped else str(na_id)
-
-
-@lru_cache(maxsize=_RENDERED_KEPT)
-def _member_row(member: MemberInfo) -> str:
-    return _csv_row(
-        [
-            member.na_id,
-            clip(member.title, TITLE_MAX_CHARS),
-            member.node_type,
-            member.degree,
-            clip(member.excerpt, EXCERPT_MAX_CHARS),
-        ]
-    )
-
-
-def _rel_row(rank: int, rel: RelationshipInfo) -> str:
-    return _csv_row(
-        [
-            rank,
-            endpoint(rel.source_na_id, rel.source_title),
-            endpoint(rel.target_na_id, rel.target_title),
-            rel.rel_type,
-            rel.degree,
-        ]
-    )
-
-
-def _sub_row(sub: SubReport) -> str:
-    report = sub.report
-    findings = "; ".join(" ".join(finding.summary.split()) for finding in report.findings)
-    return _csv_row(
-        [
-            sub.community_id,
-            sub.size,
-            clip(report.title, TITLE_MAX_CHARS),
-            " ".join(report.summary.split()),
-            findings,
-        ]
-    )
-
-
-def render_mentioned(mentioned: Sequence[MentionedInfo]) -> str:
-    """The Mentioned table ("" when nothing is mentioned, so such a context reads as before)."""
-    if not mentioned:
-        return ""
-    rows = [
-        _csv_row([m.na_id, clip(m.heading, TITLE_MAX_CHARS), m.authority_type, m.count, m.records])
-        for m in mentioned
-    ]
-    return "".join([_MENTIONED_HEADER, *rows, _FOOTER])
-
-
-def _render(
-    sub_rows: Sequence[str],
-    member_rows: Sequence[str],
-    rel_rows: Sequence[str],
-    mentioned: str = "",
-) -> str:
-    parts: list[str] = []
-    if sub_rows:
-        parts.extend([_SUB_HEADER, *sub_rows, _SUB_FOOTER])
-    parts.extend([_MEMBER_HEADER, *member_rows, _FOOTER, _REL_HEADER, *rel_rows, _FOOTER])
-    parts.append(mentioned)
-    return "".join(parts)
-
-
-_RelKey = tuple[int, int, str]
-
-
-def _rel_key(rel: RelationshipInfo) -> _RelKey:
-    return (rel.source_na_id, rel.target_na_id, rel.rel_type)
+__all__ = [
+    "EXCERPT_MAX_CHARS",
+    "TITLE_MAX_CHARS",
+    "MemberInfo",
+    "MentionedInfo",
+    "RelationshipInfo",
+    "ReportContext",
+    "SubReport",
+    "build_context",
+    "clip",
+    "render_mentioned",
+]
 
 
 @dataclass
@@ -252,7 +84,7 @@ class _Ranked:
     members: list[MemberInfo]
     rels: list[RelationshipInfo]
     member_rows: dict[int, str]
-    rel_rows: dict[_RelKey, str]
+    rel_rows: dict[RelKey, str]
     #: The rendered Mentioned table: part of every selection, like the section headers.
     mentioned: str = ""
 
@@ -263,21 +95,21 @@ class _Ranked:
         unique_members: dict[int, MemberInfo] = {}
         for member in sorted(members, key=lambda m: (-m.degree, m.na_id)):
             unique_members.setdefault(member.na_id, member)
-        unique_rels: dict[_RelKey, RelationshipInfo] = {}
+        unique_rels: dict[RelKey, RelationshipInfo] = {}
         for rel in sorted(
             relationships,
             key=lambda r: (-r.degree, r.source_na_id, r.target_na_id, r.rel_type),
         ):
-            unique_rels.setdefault(_rel_key(rel), rel)
+            unique_rels.setdefault(rel_key(rel), rel)
         ranked_members = list(unique_members.values())
         ranked_rels = list(unique_rels.values())
         return cls(
             members=ranked_members,
             rels=ranked_rels,
-            member_rows={m.na_id: _member_row(m) for m in ranked_members},
+            member_rows={m.na_id: member_row(m) for m in ranked_members},
             # The row id is the rank in the whole community, so a row reads the same whether or
             # not the rows before it made the cut.
-            rel_rows={_rel_key(r): _rel_row(rank, r) for rank, r in enumerate(ranked_rels, 1)},
+            rel_rows={rel_key(r): rel_row(rank, r) for rank, r in enumerate(ranked_rels, 1)},
         )
 
 
@@ -285,7 +117,7 @@ class _Ranked:
 class _Selection:
     subs: list[SubReport]
     member_ids: set[int]
-    rel_keys: set[_RelKey]
+    rel_keys: set[RelKey]
 
 
 def _internal_to_one(rel: RelationshipInfo, subs: Sequence[SubReport]) -> bool:
@@ -304,7 +136,7 @@ class _Coverage:
     with the square of a coarse community's sub-communities)."""
 
     member_at: dict[int, int]
-    rel_at: dict[_RelKey, int]
+    rel_at: dict[RelKey, int]
 
     @classmethod
     def of(cls, ranked: _Ranked, sub_order: Sequence[SubReport]) -> _Coverage:
@@ -313,21 +145,21 @@ class _Coverage:
             for na_id in sub.member_na_ids:
                 subs_of.setdefault(na_id, []).append(index)
         member_at = {m.na_id: subs_of[m.na_id][0] for m in ranked.members if m.na_id in subs_of}
-        rel_at: dict[_RelKey, int] = {}
+        rel_at: dict[RelKey, int] = {}
         for rel in ranked.rels:
             source = subs_of.get(rel.source_na_id)
             target = subs_of.get(rel.target_na_id)
             if source and target:
                 shared = set(source).intersection(target)
                 if shared:
-                    rel_at[_rel_key(rel)] = min(shared)
+                    rel_at[rel_key(rel)] = min(shared)
         return cls(member_at, rel_at)
 
     def remaining(self, ranked: _Ranked, k: int) -> tuple[list[MemberInfo], list[RelationshipInfo]]:
         """The members not in the first k sub-communities and the relationships not inside one
         of them, in rank order."""
         members = [m for m in ranked.members if self.member_at.get(m.na_id, k) >= k]
-        rels = [r for r in ranked.rels if self.rel_at.get(_rel_key(r), k) >= k]
+        rels = [r for r in ranked.rels if self.rel_at.get(rel_key(r), k) >= k]
         return members, rels
 
     def rest_costs(self, ranked: _Ranked, budget: _Budget, subs: int) -> list[int]:
@@ -341,7 +173,7 @@ class _Coverage:
             if member.na_id in self.member_at:
                 freed[self.member_at[member.na_id]] += cost
         for rel in ranked.rels:
-            key = _rel_key(rel)
+            key = rel_key(rel)
             cost = budget.row(ranked.rel_rows[key])
             total += cost
             if key in self.rel_at:
@@ -410,10 +242,10 @@ class _Budget:
 
 
 def _render_selection(ranked: _Ranked, selection: _Selection) -> str:
-    return _render(
-        [_sub_row(sub) for sub in selection.subs],
+    return render_tables(
+        [sub_row(sub) for sub in selection.subs],
         [ranked.member_rows[m.na_id] for m in ranked.members if m.na_id in selection.member_ids],
-        [ranked.rel_rows[_rel_key(r)] for r in ranked.rels if _rel_key(r) in selection.rel_keys],
+        [ranked.rel_rows[rel_key(r)] for r in ranked.rels if rel_key(r) in selection.rel_keys],
         ranked.mentioned,
     )
 
@@ -422,14 +254,14 @@ def _greedy(
     ranked: _Ranked, sub_order: Sequence[SubReport], coverage: _Coverage, budget: _Budget
 ) -> tuple[_Selection, str, int]:
     """Step 3: fill in priority order until the next element would not fit."""
-    base = budget.count(_render([], [], [], ranked.mentioned))
-    sub_section = budget.row(_SUB_HEADER + _SUB_FOOTER)
+    base = budget.count(render_tables([], [], [], ranked.mentioned))
+    sub_section = budget.row(SUB_HEADER + SUB_FOOTER)
     used = base
     # Every addition is logged so that a real count over budget can undo the latest ones.
     log: list[SubReport | MemberInfo | RelationshipInfo] = []
     subs: list[SubReport] = []
     for sub in sub_order:
-        cost = budget.row(_sub_row(sub)) + (0 if subs else sub_section)
+        cost = budget.row(sub_row(sub)) + (0 if subs else sub_section)
         if used + cost > budget.budget:
             break
         used += cost
@@ -441,7 +273,7 @@ def _greedy(
         if isinstance(item, MemberInfo):
             cost = budget.row(ranked.member_rows[item.na_id])
         else:
-            cost = budget.row(ranked.rel_rows[_rel_key(item)])
+            cost = budget.row(ranked.rel_rows[rel_key(item)])
         if used + cost > budget.budget:
             break
         used += cost
@@ -449,7 +281,7 @@ def _greedy(
         if isinstance(item, MemberInfo):
             selection.member_ids.add(item.na_id)
         else:
-            selection.rel_keys.add(_rel_key(item))
+            selection.rel_keys.add(rel_key(item))
     text = _render_selection(ranked, selection)
     tokens = budget.count(text)
     while tokens > budget.budget and log:
@@ -459,7 +291,7 @@ def _greedy(
         elif isinstance(last, MemberInfo):
             selection.member_ids.discard(last.na_id)
         else:
-            selection.rel_keys.discard(_rel_key(last))
+            selection.rel_keys.discard(rel_key(last))
         text = _render_selection(ranked, selection)
         tokens = budget.count(text)
     return selection, text, tokens
@@ -490,14 +322,14 @@ def build_context(
     budget = _Budget(count_tokens, token_budget, row_costs, count_tokens_many)
     rows = [*ranked.member_rows.values(), *ranked.rel_rows.values()]
     budget.prefetch(rows)
-    skeleton = budget.count(_render([], [], []))
+    skeleton = budget.count(render_tables([], [], []))
     if skeleton > token_budget:
         raise ValueError(
             f"token budget {token_budget} is smaller than the empty context ({skeleton} tokens)"
         )
     ranked.mentioned = render_mentioned(mentioned)
     if ranked.mentioned:
-        with_mentioned = budget.count(_render([], [], [], ranked.mentioned))
+        with_mentioned = budget.count(render_tables([], [], [], ranked.mentioned))
         if with_mentioned > token_budget:
             ranked.mentioned, mentioned = "", ()
         else:
@@ -505,14 +337,14 @@ def build_context(
 
     def result(selection: _Selection, text: str, tokens: int) -> ReportContext:
         included_members = tuple(m for m in ranked.members if m.na_id in selection.member_ids)
-        included_rels = tuple(r for r in ranked.rels if _rel_key(r) in selection.rel_keys)
+        included_rels = tuple(r for r in ranked.rels if rel_key(r) in selection.rel_keys)
         covered: set[int] = set()
         for sub in selection.subs:
             covered |= sub.member_na_ids
         truncated = any(
             m.na_id not in selection.member_ids and m.na_id not in covered for m in ranked.members
         ) or any(
-            _rel_key(r) not in selection.rel_keys and not _internal_to_one(r, selection.subs)
+            rel_key(r) not in selection.rel_keys and not _internal_to_one(r, selection.subs)
             for r in ranked.rels
         )
         return ReportContext(
@@ -541,7 +373,7 @@ def build_context(
         everything = _Selection(
             subs=[],
             member_ids={m.na_id for m in ranked.members},
-            rel_keys={_rel_key(r) for r in ranked.rels},
+            rel_keys={rel_key(r) for r in ranked.rels},
         )
         text = _render_selection(ranked, everything)
         # Every word is at least one token for word-piece and byte-pair tokenizers alike, so a
@@ -553,12 +385,12 @@ def build_context(
 
     # 2. Substitute sub-reports, largest sub-community first, until the whole context fits.
     sub_order = sorted(sub_reports, key=lambda sub: (-sub.size, sub.community_id))
-    sub_section = budget.row(_SUB_HEADER + _SUB_FOOTER)
+    sub_section = budget.row(SUB_HEADER + SUB_FOOTER)
     coverage = _Coverage.of(ranked, sub_order)
     rest_costs = coverage.rest_costs(ranked, budget, len(sub_order)) if sub_order else []
     sub_costs = 0
     for k in range(1, len(sub_order) + 1):
-        sub_costs += budget.row(_sub_row(sub_order[k - 1]))
+        sub_costs += budget.row(sub_row(sub_order[k - 1]))
         estimate = skeleton + sub_section + sub_costs + rest_costs[k - 1]
         if estimate > token_budget:
             continue
@@ -566,7 +398,7 @@ def build_context(
         selection = _Selection(
             subs=sub_order[:k],
             member_ids={m.na_id for m in rest_members},
-            rel_keys={_rel_key(r) for r in rest_rels},
+            rel_keys={rel_key(r) for r in rest_rels},
         )
         text = _render_selection(ranked, selection)
         tokens = count_tokens(text)

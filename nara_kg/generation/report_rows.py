@@ -188,6 +188,8 @@ _REPORT_CODE = (
     "extractive.py",
     "generate.py",
     "report_context.py",
+    "report_context_data.py",
+    "report_context_render.py",
     "report_parse.py",
     "report_prompts.py",
     "report_rows.py",

@@ -345,6 +345,7 @@ def test_substitution_prices_every_k_in_one_pass_as_the_direct_sums(seed: int) -
     import random
 
     from nara_kg.generation import report_context as rc
+    from nara_kg.generation.report_context_render import rel_key
 
     rng = random.Random(seed)
     members = [member(i, rng.randint(0, 9), rng.randint(0, 4)) for i in range(1, 60)]
@@ -366,7 +367,7 @@ def test_substitution_prices_every_k_in_one_pass_as_the_direct_sums(seed: int) -
         assert coverage.remaining(ranked, k) == (rest_members, rest_rels)
         assert costs[k - 1] == sum(
             budget.row(ranked.member_rows[m.na_id]) for m in rest_members
-        ) + sum(budget.row(ranked.rel_rows[rc._rel_key(r)]) for r in rest_rels)
+        ) + sum(budget.row(ranked.rel_rows[rel_key(r)]) for r in rest_rels)
 
 
 def test_excerpts_are_clipped_and_flattened() -> None:

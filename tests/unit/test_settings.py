@@ -28,6 +28,16 @@ def test_the_pipeline_folders_default_to_the_settings() -> None:
     assert paths.layout.root == settings.DEFAULT_WORK_DIR.resolve()
 
 
+def test_leiden_seeding_is_a_field_of_the_paths_resource_off_by_default() -> None:
+    from resources import PipelinePaths, build_resources
+
+    variable = settings.RESOURCE_VARIABLES["paths"]["leiden_seeded"]
+    assert build_resources({})["paths"].leiden_seeded is False
+    seeded = build_resources({variable: "1"})["paths"]
+    assert isinstance(seeded, PipelinePaths) and seeded.leiden_seeded is True
+    assert build_resources({variable: "0"})["paths"].leiden_seeded is False
+
+
 def test_blank_values_mean_the_default() -> None:
     blank = {"NARA_KG_NEO4J_HEAP": " ", "NARA_KG_MODEL_CACHE": "", "JAVA_HOME": ""}
     assert settings.neo4j_heap_size(blank) == settings.DEFAULT_NEO4J_HEAP
