@@ -83,7 +83,7 @@ def detect_communities(
     communities are as the last run left them reports the remembered result without running
     Leiden. With `seed`, one whose projection changed starts Leiden from the last run's
     communities (seeded), so that regions the change did not reach keep their members and ids
-    (see :func:`nara_kg.settings.leiden_seeded` for why it is not the default). `force` (the
+    (see `resources.PipelinePaths.leiden_seeded` for why it is not the default). `force` (the
     full rebuild) neither skips nor seeds: it clusters the graph as if for the first time.
     Leiden itself needs the whole projection: modularity is a property of the whole graph."""
     from nara_kg.graph import communities as community_cypher
