@@ -4,6 +4,7 @@ figures (:mod:`graph_assets.file_metadata`), and a run without partitions the ru
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import dagster as dg
@@ -133,3 +134,44 @@ def run_metadata(
         "chunks_per_second": dg.MetadataValue.float(round(rate, 1)),
         "parquet_dir": dg.MetadataValue.path(str(layout.vectors_dir)),
     }
+
+
+def partitions_metadata(
+    outcome: FileStagesOutcome, paths: PipelinePaths, embedder: Embedder
+) -> Iterator[tuple[dg.AssetKey, str, dict[str, Any]]]:
+    """(stage, file's partition, its metadata) of every stage each finished file reported."""
+    for work in outcome.done:
+        for stage, row in work.reported.items():
+            yield (
+                dg.AssetKey(stage),
+                work.rel_path,
+                partition_metadata(stage, work, row, paths, embedder),
+            )
+
+
+def add_partitions_metadata(
+    context: dg.AssetExecutionContext,
+    entries: Iterable[tuple[dg.AssetKey, str, Mapping[str, Any]]],
+) -> None:
+    """`context.add_asset_metadata(metadata, asset_key=key, partition_key=partition)` for many
+    (key, partition, metadata) at once. Dagster's own call reads every dynamic partition to
+    check the key against the run's range and copies the metadata gathered so far, once per
+    call: quadratic in the run's files (about 14 minutes for the 4,839 files of a 10^6-record
+    export, 20 ms per read of the partitions). Here the range is read once and the metadata is
+    gathered in one pass, into the accumulator Dagster reads when it materializes the range."""
+    from dagster._core.execution.context.metadata_logging import (
+        AssetMetadataHandle,
+        OutputMetadataAccumulator,
+    )
+
+    step = context.op_execution_context._step_execution_context
+    targeted = set(context.partition_keys)
+    gathered = dict(step._metadata_accumulator.per_output_metadata)
+    for key, partition, metadata in entries:
+        if partition not in targeted:
+            raise dg.DagsterInvariantViolationError(
+                f"metadata for partition {partition!r}, which the run does not target"
+            )
+        handle = AssetMetadataHandle(asset_key=key, partition_key=partition)
+        gathered[handle] = {**gathered.get(handle, {}), **metadata}
+    step._metadata_accumulator = OutputMetadataAccumulator(per_output_metadata=gathered)

@@ -21,7 +21,12 @@ from collections.abc import Iterator
 import dagster as dg
 
 from graph_assets.common import EMBEDDING_MODEL_POOL, FILE_KINDS, OWNERS, PER_FILE_GROUP, table
-from graph_assets.file_run_metadata import partition_metadata, run_metadata
+from graph_assets.file_run_metadata import (
+    add_partitions_metadata,
+    partition_metadata,
+    partitions_metadata,
+    run_metadata,
+)
 from graph_assets.file_versions import STAGE_CODE_VERSIONS, data_versions
 from graph_assets.partitions import files_of_run, input_files, is_full_rebuild
 from nara_kg.ingest.stages import file_run
@@ -186,13 +191,7 @@ def file_stages(
         return
     # Each partition shows its own file's figures; Dagster adds them to that partition's
     # materialization of the run's result.
-    for work in outcome.done:
-        for stage, row in work.reported.items():
-            context.add_asset_metadata(
-                partition_metadata(stage, work, row, paths, embedder),
-                asset_key=dg.AssetKey(stage),
-                partition_key=work.rel_path,
-            )
+    add_partitions_metadata(context, partitions_metadata(outcome, paths, embedder))
     for key in selected:
         yield dg.MaterializeResult(asset_key=key, data_version=versions[key.to_user_string()])
 

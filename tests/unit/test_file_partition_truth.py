@@ -198,3 +198,23 @@ def test_run_totals_keep_only_the_texts_every_file_shares() -> None:
     )
     assert totals == {"files": 2, "model_key": "m", "lines": 7, "reject_share": 0.0}
     assert run_totals([{"file": "a.jsonl", "lines": 1}])["file"] == "a.jsonl"
+
+
+def test_the_partitions_metadata_reads_the_partitions_once_not_per_file(
+    export: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with dg.instance_for_test() as instance:
+        keys = sync_file_partitions(instance, export).added
+        reads = 0
+        read = instance.get_dynamic_partitions
+
+        def counting(*args: Any, **kwargs: Any) -> Any:
+            nonlocal reads
+            reads += 1
+            return read(*args, **kwargs)
+
+        monkeypatch.setattr(instance, "get_dynamic_partitions", counting)
+        result = _files(instance, export, tmp_path / "work", keys)
+        assert result.success
+        # Dagster's add_asset_metadata read every partition once per file and stage.
+        assert reads < len(keys) * 4
