@@ -19,10 +19,11 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from nara_kg.ingest.sqlite_store import SqliteStore
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS suites (suite TEXT PRIMARY KEY, config TEXT NOT NULL,
@@ -66,7 +67,7 @@ class FileResult:
     keys: dict[int, list[tuple[str, int, dict[str, Any]]]] = field(default_factory=dict)
 
 
-class CheckMemory:
+class CheckMemory(SqliteStore):
     """The memory at `path` (created on first use; an unreadable one is started again)."""
 
     def __init__(self, path: Path) -> None:
@@ -78,25 +79,6 @@ class CheckMemory:
             path.unlink(missing_ok=True)
             self.db = sqlite3.connect(path, isolation_level=None)
             self.db.executescript(SCHEMA)
-
-    def close(self) -> None:
-        self.db.close()
-
-    def __enter__(self) -> CheckMemory:
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.close()
-
-    @contextmanager
-    def transaction(self) -> Iterator[None]:
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
-            yield
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
-        self.db.execute("COMMIT")
 
     # --------------------------------------------------------------------------- reading
     def suite(self, suite: str) -> tuple[str, list[dict[str, Any]]] | None:

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+from nara_kg.ingest.sqlite_store import SqliteStore
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -70,7 +71,7 @@ def _chunks(keys: Iterable[int], size: int = KEYS_PER_QUERY) -> Iterator[list[in
         yield batch
 
 
-class RecordIndex:
+class RecordIndex(SqliteStore):
     """The index at `path` (created on first use)."""
 
     def __init__(self, path: Path) -> None:
@@ -78,25 +79,6 @@ class RecordIndex:
         self.path = path
         self.db = sqlite3.connect(path, isolation_level=None)
         self.db.executescript(SCHEMA)
-
-    def close(self) -> None:
-        self.db.close()
-
-    def __enter__(self) -> RecordIndex:
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.close()
-
-    @contextmanager
-    def transaction(self) -> Iterator[None]:
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
-            yield
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
-        self.db.execute("COMMIT")
 
     # ----------------------------------------------------------------------------- meta
     def generation(self) -> str | None:

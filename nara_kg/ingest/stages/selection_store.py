@@ -20,10 +20,11 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from nara_kg.ingest.sqlite_store import SqliteStore
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -76,7 +77,7 @@ def batches(keys: Iterable[int]) -> Iterator[list[int]]:
         yield ordered[start : start + BATCH]
 
 
-class SelectionStore:
+class SelectionStore(SqliteStore):
     """The state at `path` (created on first use; one that cannot be read starts empty)."""
 
     def __init__(self, path: Path) -> None:
@@ -93,25 +94,6 @@ class SelectionStore:
         db.executescript(SCHEMA)
         db.execute("SELECT count(*) FROM files").fetchone()
         return db
-
-    def close(self) -> None:
-        self.db.close()
-
-    def __enter__(self) -> SelectionStore:
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.close()
-
-    @contextmanager
-    def transaction(self) -> Iterator[None]:
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
-            yield
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
-        self.db.execute("COMMIT")
 
     # ------------------------------------------------------------------------ state
     def complete(self) -> bool:
