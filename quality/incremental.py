@@ -23,6 +23,7 @@ import pyarrow.parquet as pq
 
 from nara_kg.ingest.layout import WorkLayout
 from nara_kg.ingest.stages.common import read_json
+from nara_kg.model.source_digest import source_digest
 from nara_kg.model.tables import Col
 from quality import expectations, frames, names
 from quality.expectations import ExpectationOutcome, Frame, SuiteOutcome, sample_row
@@ -82,10 +83,9 @@ def selected_files(layout: WorkLayout) -> list[SelectedFile]:
 
 def config_digest(*params: object) -> str:
     """The suites' definition: these modules' source and the suite's parameters."""
-    digest = hashlib.sha256(repr(params).encode())
-    for name in _SOURCES:
-        digest.update((Path(__file__).parent / name).read_bytes())
-    return digest.hexdigest()
+    return source_digest(
+        (Path(__file__).parent / name for name in _SOURCES), prefix=repr(params).encode()
+    )
 
 
 # --------------------------------------------------------------------------- splitting

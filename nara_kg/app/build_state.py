@@ -34,6 +34,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nara_kg.model.source_digest import source_digest
+
 #: The record, in the work folder.
 STATE_FILE = "last_build.json"
 #: Folders of the project whose Python code the build runs.
@@ -66,13 +68,10 @@ class BuildPlan:
 
 def code_digest(root: Path, packages: Iterable[str] = CODE_PACKAGES) -> str:
     """sha256 over the path and content of every .py file of the packages."""
-    digest = hashlib.sha256()
-    for package in packages:
-        for path in sorted((root / package).rglob("*.py")):
-            digest.update(str(path.relative_to(root)).encode())
-            digest.update(b"\0")
-            digest.update(path.read_bytes())
-    return digest.hexdigest()
+    return source_digest(
+        (path for package in packages for path in sorted((root / package).rglob("*.py"))),
+        names_under=root,
+    )
 
 
 def settings_of(env: Mapping[str, str]) -> dict[str, str]:

@@ -54,6 +54,7 @@ from nara_kg.linking import (
 )
 from nara_kg.linking.common_words import GENERIC_PHRASE_WORDS
 from nara_kg.linking.linker import EntityLinker
+from nara_kg.model.source_digest import source_digest
 
 SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -83,7 +84,6 @@ def linking_version() -> str:
     """A digest of the code a chunk's mentions follow from: the linker's modules, the chunk
     text and context rules (`nara_kg.build.mentions`) and this index's tokenizing. Another
     version is a linker change: the state is not used and the next write links every chunk."""
-    digest = hashlib.sha256()
     modules = (
         authorities,
         common_words,
@@ -94,9 +94,7 @@ def linking_version() -> str:
         surface_forms,
         mentions_module,
     )
-    for source in (*(Path(str(m.__file__)) for m in modules), Path(__file__)):
-        digest.update(source.read_bytes())
-    return digest.hexdigest()
+    return source_digest((*(Path(str(m.__file__)) for m in modules), Path(__file__)))
 
 
 def word_key(word: str) -> int:

@@ -22,6 +22,7 @@ from nara_kg.generation.report_context import (
     build_context,
 )
 from nara_kg.ingest.chunking import TokenCounter, TokensCounter
+from nara_kg.model.source_digest import source_digest
 
 
 def _header_field(text: str | None, name: str) -> str | None:
@@ -199,10 +200,7 @@ _REPORT_CODE = (
 @cache
 def report_code_digest() -> str:
     """A digest of the modules that make a report from its rows (:data:`_REPORT_CODE`)."""
-    digest = hashlib.sha256()
-    for name in _REPORT_CODE:
-        digest.update((Path(__file__).parent / name).read_bytes())
-    return digest.hexdigest()
+    return source_digest(Path(__file__).parent / name for name in _REPORT_CODE)
 
 
 #: One encoder for every row (json.dumps with options builds one per call).
