@@ -72,6 +72,8 @@ def entity_mentions(
                 "label_precision": dg.MetadataValue.float(round(result.labels.precision, 4)),
                 "label_recall": dg.MetadataValue.float(round(result.labels.recall, 4)),
                 "labelled_records": result.labels.records,
+                # Records whose MENTIONED_IN the score read again (nara_kg.build.label_ledger).
+                "label_records_read": result.label_records_read,
             }
         )
     yield dg.MaterializeResult(

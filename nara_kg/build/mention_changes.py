@@ -36,6 +36,7 @@ from typing import Any
 from neo4j import Driver
 
 from nara_kg.build import sync_state
+from nara_kg.build.label_ledger import LabelLedger
 from nara_kg.build.mention_index import (
     IndexBuilder,
     LinkerChange,
@@ -61,7 +62,7 @@ from nara_kg.ingest.layout import WorkLayout
 from nara_kg.ingest.stages.changes import ChangeSet, chunks_of_records, plan_for, read_changes
 from nara_kg.ingest.stages.common import read_json, write_json
 from nara_kg.ingest.stages.record_index import IndexedRecord, RecordIndex
-from nara_kg.linking.labels import LabelScore, load_labels, score_labels
+from nara_kg.linking.labels import LabelScore, load_labels
 from nara_kg.linking.linker import EntityLinker
 from nara_kg.model.schema import AUTHORITY_TYPES, chunk_id
 from nara_kg.model.tables import Col
@@ -247,6 +248,7 @@ def _apply_changes(
         "name_match": named,
     }
     result.authorities_changed = len(scope.change.changed)
+    result.relinked_records = frozenset(scope.records) | frozenset(scope.named_chunks)
     chunk_ids = {chunk for _, chunk in result.desired} | _chunk_ids(scope.records)
     chunk_ids |= {chunk_id(na_id, s) for na_id, seqs in scope.named_chunks.items() for s in seqs}
     result.sync = _sync_scoped(
@@ -290,6 +292,8 @@ def sync_entity_mentions(
             synced.advance(plan.changes.generation)
             with MentionIndex(layout.mention_index) as state:
                 state.advance(plan.changes.base, plan.changes.generation)
+            with LabelLedger(layout.label_ledger) as ledger:
+                ledger.advance(plan.changes.base, plan.changes.generation)
         return MentionsResult(
             sync=MentionSync(0, 0, 0, 0, "changes"), labels=kept_score, mode="done"
         )
@@ -298,7 +302,9 @@ def sync_entity_mentions(
         if not isinstance(scoped, str):
             scoped.mode = "changes"
             if labels_path is not None and has_labels:
-                scoped.labels = _graph_score(driver, database, labels_path)
+                scoped.labels, scoped.label_records_read = _scoped_score(
+                    driver, database, layout, labels_path, plan.changes, scoped.relinked_records
+                )
                 _store_score(layout, labels_path, scoped.labels)
             return scoped
         reason = scoped
@@ -337,6 +343,14 @@ def _link_whole(
             trust_snapshot=trust_snapshot,
             generation=generation,
         )
+        if labels_path is not None and result.labels is not None:
+            with LabelLedger(layout.label_ledger) as ledger:
+                ledger.rebuild(
+                    _labels_digest(labels_path),
+                    load_labels(labels_path),
+                    result.record_pairs,
+                    generation,
+                )
         assert result.linker is not None
         builder.finish(result.linker, generation)
     except BaseException:
@@ -347,11 +361,30 @@ def _link_whole(
     return result
 
 
-def _graph_score(driver: Driver, database: str, labels_path: Path) -> LabelScore:
-    """The label score of the graph's MENTIONED_IN into the labelled records."""
-    labels = load_labels(labels_path)
-    pairs = mention_cypher.mention_pairs_of_records(driver, database, sorted(labels))
-    return score_labels(pairs, labels)
+def _scoped_score(
+    driver: Driver,
+    database: str,
+    layout: WorkLayout,
+    labels_path: Path,
+    changes: ChangeSet,
+    relinked: Iterable[int],
+) -> tuple[LabelScore, int]:
+    """The label score after a change set, and how many labelled records it read: the
+    ledger's, with the pairs of the labelled records it relinked read again
+    (:mod:`nara_kg.build.label_ledger`); with a ledger of other labels or another write, made
+    whole from the graph's MENTIONED_IN into every labelled record."""
+    digest = _labels_digest(labels_path)
+    with LabelLedger(layout.label_ledger) as ledger:
+        if ledger.matches(digest, changes.base):
+            records = ledger.labelled(relinked)
+            pairs = mention_cypher.mention_pairs_of_records(driver, database, records)
+            ledger.replace(records, pairs, changes.generation)
+        else:
+            labels = load_labels(labels_path)
+            records = sorted(labels)
+            pairs = mention_cypher.mention_pairs_of_records(driver, database, records)
+            ledger.rebuild(digest, labels, pairs, changes.generation)
+        return ledger.score(), len(records)
 
 
 #: The label score of the last linking, kept for the runs that link nothing.

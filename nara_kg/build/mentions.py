@@ -100,6 +100,11 @@ class MentionsResult:
     relinked_by: dict[str, int] = field(default_factory=dict)
     #: Authorities whose linking changed since the last complete write (a change set's run).
     authorities_changed: int = 0
+    #: Records some of whose chunks a change set linked again (their label pairs may change).
+    relinked_records: frozenset[int] = frozenset()
+    #: Labelled records whose MENTIONED_IN the label score read from the graph (0 when it was
+    #: scored from the linking itself or kept).
+    label_records_read: int = 0
     #: The linker the chunks were linked with.
     linker: EntityLinker | None = field(default=None, repr=False)
 

@@ -120,6 +120,12 @@ class WorkLayout:
         MENTIONED_IN knew them (`nara_kg.build.mention_index`)."""
         return self.root / "mentions" / "mention-index.sqlite"
 
+    @property
+    def label_ledger(self) -> Path:
+        """The label score's pairs as the last complete write of MENTIONED_IN left them
+        (`nara_kg.build.label_ledger`)."""
+        return self.root / "mentions" / "label-ledger.sqlite"
+
     # ------------------------------------------------------------ community_reports (global)
     @property
     def report_token_counts(self) -> Path:

@@ -93,6 +93,8 @@ def test_nothing_changed_touches_nothing_and_one_edit_touches_its_record(
     mentions = metadata_of(changed, "entity_mentions")
     assert mentions["sync_mode"] == "changes"
     assert mentions[RECORDS_TOUCHED] == 1 + below
+    # The label score read again only the relinked records' mentions, not every label's.
+    assert mentions["label_records_read"] <= 1 + below < mentions["labelled_records"]
     assert mentions["chunks"] == chunks
     assert scalar(
         neo4j_driver, "MATCH (c:Chunk {naId: $id, chunkSeqId: 0}) RETURN c.title", id=edited
