@@ -3,7 +3,8 @@
 
 Every outcome carries `scope` (graph_scope.WHOLE or graph_scope.CHANGED), `scope_reason` and
 `records_checked` (the records whose nodes and relationships its statements read; the whole
-selection on a whole run), beside the figures over the whole graph it vouches for.
+selection on a whole run, where it is known without reading more), beside the figures over the
+whole graph it vouches for.
 """
 
 from __future__ import annotations
@@ -132,9 +133,8 @@ def embeddings(
         outcome = graph_checks.check_embeddings_of(driver, database, ids, dimension, model_key)
         return _finish(layout, check, config, scope, outcome, {}, len(ids))
     outcome = graph_checks.check_embeddings(driver, database, dimension, model_key)
-    # The chunks of every record: the records are not counted without reading them all.
-    checked = int(outcome.measures["recordWithText_nodes"])
-    return _finish(layout, check, config, scope, outcome, {}, checked)
+    # Every recordWithText node (recordWithText_nodes); the records are not counted apart.
+    return _finish(layout, check, config, scope, outcome, {}, None)
 
 
 # --------------------------------------------------------------------------- Includes

@@ -4,6 +4,7 @@ totals it keeps per file."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from nara_kg.ingest.layout import WorkLayout
@@ -80,7 +81,9 @@ def test_the_memory_is_read_back_and_a_damaged_one_is_none(tmp_path: Path) -> No
 
 
 # --------------------------------------------------------------------------- Includes reach
-def lookups(parents: dict[int, int]) -> tuple[object, object]:
+def lookups(
+    parents: dict[int, int],
+) -> tuple[Callable[[int], int | None], Callable[[set[int]], set[int]]]:
     def parent(na_id: int) -> int | None:
         return parents.get(na_id)
 
@@ -94,7 +97,7 @@ def test_a_change_reaches_the_record_and_its_children_not_its_siblings() -> None
     # 1 <- 2 <- {3, 4}; 1 <- 5
     parents = {2: 1, 3: 2, 4: 2, 5: 1}
     parent, children = lookups(parents)
-    reach = includes_reach([2], [], parent, children)  # type: ignore[arg-type]
+    reach = includes_reach([2], [], parent, children)
     assert reach.records == {2, 3, 4}
     assert reach.cycles == () and reach.broken_links() == {}
 
@@ -103,7 +106,7 @@ def test_a_cycle_the_change_closes_is_reached_whole_and_broken_at_its_smallest_n
     # 7 now names 9 as its parent: 7 -> 9 -> 8 -> 7 is a cycle; 10 hangs below 8.
     parents = {7: 9, 9: 8, 8: 7, 10: 8}
     parent, children = lookups(parents)
-    reach = includes_reach([7], [], parent, children)  # type: ignore[arg-type]
+    reach = includes_reach([7], [], parent, children)
     assert reach.cycles == ((7, 9, 8),)
     assert {7, 8, 9} <= reach.records
     assert reach.broken_links() == {7: 9}
@@ -117,7 +120,7 @@ def test_a_cycle_the_change_broke_gives_its_members_back_to_the_check() -> None:
     # Before: 3 -> 2 -> 1 -> 3 (a cycle). 3 now names no parent: 1 and 2 hang below 3 again.
     parents = {2: 1, 1: 3}
     parent, children = lookups(parents)
-    reach = includes_reach([3], [2], parent, children)  # type: ignore[arg-type]
+    reach = includes_reach([3], [2], parent, children)
     assert reach.cycles == ()
     assert {1, 2, 3} <= reach.records
 
