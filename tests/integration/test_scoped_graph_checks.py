@@ -14,9 +14,17 @@ import pytest
 
 from graph_assets import ALL_ASSETS
 from graph_assets.partitions import FULL, REBUILD_TAG
+from nara_kg.build.nodes import sync_nodes
+from nara_kg.build.relationships import sync_includes
 from nara_kg.demo import generate_demo_data
+from nara_kg.embedding.standin import StandinEmbedder
+from nara_kg.ingest.layout import WorkLayout
+from nara_kg.ingest.stages.chunks import chunk_records
+from nara_kg.ingest.stages.parsed_records import parse_file
+from nara_kg.ingest.stages.raw_jsonl import scan_inputs
+from nara_kg.ingest.stages.record_selection import select_live_records
 from nara_kg.settings import Neo4jSettings
-from quality import ALL_CHECKS, graph_checks, names
+from quality import ALL_CHECKS, graph_checks, names, scoped_checks
 from quality.checks import (
     graph_nodes_match_parquet,
     includes_relationships_consistent,
@@ -28,6 +36,7 @@ from quality.graph_scope import CHANGED, WHOLE
 from tests.graph_helpers import materialize, readable, resources_for, scalar, wipe
 from tests.integration.test_change_sets import edit_one_title
 from tests.integration.test_incremental import shard_with_items
+from tests.reliability.test_input_faults import record, write
 
 pytestmark = pytest.mark.integration
 
@@ -228,3 +237,77 @@ def test_after_one_edit_the_checks_verify_the_change_and_catch_a_break_in_it(
     for name in whole:
         assert readable(full[name].metadata)["scope"] == WHOLE, name
         assert readable(full[name].metadata)["scope_reason"] == "full rebuild", name
+
+
+def _ancestor(na_id: int, distance: int) -> dict[str, Any]:
+    return {"naId": na_id, "distance": distance, "levelOfDescription": "series"}
+
+
+def test_a_cycle_an_edit_makes_is_found_by_the_scoped_checks(
+    neo4j_driver: Any, tmp_path: Path
+) -> None:
+    """The hierarchy 1 <- 2 <- 3, and 10 <- 11 in another file; then 1 names 3 as its parent."""
+    data, work = tmp_path / "data", tmp_path / "work"
+    other = [record(10), record(11, ancestors=[_ancestor(10, 1)])]
+    write(data / "b.jsonl", other)
+
+    def select(first_parent: int | None) -> Any:
+        ancestors = [] if first_parent is None else [_ancestor(first_parent, 1)]
+        write(
+            data / "a.jsonl",
+            [
+                record(1, ancestors=ancestors),
+                record(2, ancestors=[_ancestor(1, 1)]),
+                record(3, ancestors=[_ancestor(2, 1)]),
+            ],
+        )
+        # Parsed and chunked file by file before one selection (the whole-export helper,
+        # chunked_layout, selects before it chunks: that change set has no base).
+        layout = WorkLayout(work)
+        layout.ensure()
+        files = scan_inputs(data, layout)
+        for file in files:
+            parse_file(file, layout)
+        embedder = StandinEmbedder()
+        chunk_records(
+            files,
+            layout,
+            count_tokens=embedder.count_tokens,
+            max_tokens=embedder.max_tokens,
+            chunker_key=embedder.key,
+        )
+        select_live_records(data, layout)
+        sync_nodes(neo4j_driver, "neo4j", layout)
+        sync_includes(neo4j_driver, "neo4j", layout)
+        return layout
+
+    wipe(neo4j_driver)
+    layout = select(None)
+    assert scoped_checks.ancestor_cycles(layout, full=False)[0] == []
+    assert scoped_checks.includes(neo4j_driver, "neo4j", layout, full=False).passed
+
+    layout = select(3)
+    cycles, scope, checked = scoped_checks.ancestor_cycles(layout, full=False)
+    assert scope.mode == CHANGED and cycles == [[1, 3, 2]], (scope.reason, cycles)
+    assert checked == 3  # the cycle's records, not file b's
+    scoped = scoped_checks.includes(neo4j_driver, "neo4j", layout, full=False)
+    assert scoped.measures["scope"] == CHANGED and scoped.passed, scoped.sample
+    assert scoped.measures["ancestor_links_broken"] == 1
+    broken = graph_checks.broken_ancestor_links(layout)
+    assert broken == {1: 3}
+    assert graph_checks.check_includes(neo4j_driver, "neo4j", broken).passed
+
+    # A link the cycle keeps goes missing: both the scoped and the whole check find it.
+    layout = select(2)  # 1 <-> 2 now: 3 hangs below 2
+    neo4j_driver.execute_query(
+        "MATCH (:Chunk {chunkId: '2-0'})-[r:Includes]->(:Chunk {chunkId: '3-0'}) DELETE r"
+    )
+    missing = scoped_checks.includes(neo4j_driver, "neo4j", layout, full=False)
+    assert missing.measures["scope"] == CHANGED
+    assert not missing.passed and missing.measures["missing_includes"] == 1
+    assert not graph_checks.check_includes(
+        neo4j_driver, "neo4j", graph_checks.broken_ancestor_links(layout)
+    ).passed
+    # The cycles check found cycles last time: it walks every record again.
+    cycles, scope, _ = scoped_checks.ancestor_cycles(layout, full=False)
+    assert scope.mode == WHOLE and cycles == [[1, 2]]
