@@ -18,7 +18,15 @@ from graph_assets.relationships import includes_relationships, next_relationship
 from graph_assets.text_embeddings import text_embeddings
 from graph_assets.vector_index import vector_index
 from nara_kg.ingest.layout import WorkLayout
-from quality import expectations, frames, graph_checks, incremental, names
+from quality import (
+    expectations,
+    frames,
+    graph_checks,
+    graph_scope,
+    incremental,
+    names,
+    scoped_checks,
+)
 from quality.config import RejectShareConfig, reject_share_limit
 from quality.expectations import SuiteOutcome
 from quality.graph_checks import GraphCheckOutcome
@@ -130,12 +138,23 @@ def _suite_result(check: str, build: Callable[[], SuiteOutcome]) -> dg.AssetChec
     )
 
 
+def _scope_note(measures: dict[str, Any]) -> str:
+    """What a scoped or whole graph check looked at, for its one-line description."""
+    scope = measures.get("scope")
+    if scope is None:
+        return ""
+    if scope == graph_scope.CHANGED:
+        return f" (checked the {measures.get('records_checked', 0)} records the change reaches)"
+    return f" (checked the whole graph: {measures.get('scope_reason')})"
+
+
 def _graph_result(check: str, outcome: GraphCheckOutcome) -> dg.AssetCheckResult:
     failing = [f.get("check") or f.get("index") for f in outcome.findings if not f.get("ok")]
+    verdict = "passes" if outcome.passed else f"fails: {', '.join(map(str, failing))}"
     return dg.AssetCheckResult(
         passed=outcome.passed,
         severity=names.severity(check),
-        description="passes" if outcome.passed else f"fails: {', '.join(map(str, failing))}",
+        description=verdict + _scope_note(outcome.measures),
         metadata=graph_metadata(outcome),
     )
 
@@ -349,12 +368,21 @@ def record_selection_suites(
     blocking=names.is_blocking(names.GRAPH_NODES_MATCH_PARQUET),
     description=(
         "Chunk nodes per type = chunk rows per type in Parquet; recordWithText nodes = rows "
-        "marked for embedding; every node carries its record-type label."
+        "marked for embedding; every node carries its record-type label. After a change set "
+        "(metadata scope: changed records): the changed records' nodes equal their chunk rows "
+        "(chunkId, type, recordWithText) and carry their label; over the whole graph, chunk "
+        "nodes per type label and recordWithText nodes (Neo4j's count store) equal the chunk "
+        "rows, totalled per file and recounted for the changed files. The whole graph is "
+        "checked on a full rebuild, a first run, after a failure or a change of the check."
     ),
 )
 @failure_on_project_error
-def graph_nodes_match_parquet(neo4j: Neo4jResource, paths: PipelinePaths) -> dg.AssetCheckResult:
-    outcome = graph_checks.check_node_counts(neo4j.get_driver(), neo4j.database, paths.layout)
+def graph_nodes_match_parquet(
+    context: dg.AssetCheckExecutionContext, neo4j: Neo4jResource, paths: PipelinePaths
+) -> dg.AssetCheckResult:
+    outcome = scoped_checks.node_counts(
+        neo4j.get_driver(), neo4j.database, paths.layout, full=is_full_rebuild(context)
+    )
     return _graph_result(names.GRAPH_NODES_MATCH_PARQUET, outcome)
 
 
@@ -364,16 +392,27 @@ def graph_nodes_match_parquet(neo4j: Neo4jResource, paths: PipelinePaths) -> dg.
     blocking=names.is_blocking(names.TEXT_EMBEDDINGS_COMPLETE),
     description=(
         "Every recordWithText node has a textEmbedding of the model's dimension, computed from "
-        "its current text with the current model."
+        "its current text with the current model. After a change set (metadata scope: changed "
+        "records): the recordWithText nodes of the added and changed records; the others kept "
+        "the vectors this check passed last time (a change of model or dimension checks every "
+        "node again, as do a full rebuild, a first run and a failure)."
     ),
 )
 @failure_on_project_error
 def text_embeddings_complete(
-    neo4j: Neo4jResource, embedding_model: EmbeddingModel
+    context: dg.AssetCheckExecutionContext,
+    neo4j: Neo4jResource,
+    embedding_model: EmbeddingModel,
+    paths: PipelinePaths,
 ) -> dg.AssetCheckResult:
     embedder = embedding_model.get_embedder()
-    outcome = graph_checks.check_embeddings(
-        neo4j.get_driver(), neo4j.database, embedder.dimension, embedder.key
+    outcome = scoped_checks.embeddings(
+        neo4j.get_driver(),
+        neo4j.database,
+        paths.layout,
+        embedder.dimension,
+        embedder.key,
+        full=is_full_rebuild(context),
     )
     return _graph_result(names.TEXT_EMBEDDINGS_COMPLETE, outcome)
 
@@ -405,18 +444,23 @@ def vector_index_online(
         "No record has more than one incoming Includes; every first chunk whose nearest "
         "ancestor (ancestors[0]) is in the graph is Included by that ancestor's first chunk, "
         "unless that link was broken to break an ancestor cycle; no Includes links anything "
-        "else."
+        "else. After a change set (metadata scope: changed records): the Includes into and out "
+        "of the records the change reaches (the added, changed and removed records, their "
+        "children, and the members of any ancestor cycle a walk up from them or their old "
+        "parents enters); the total is reported from the count store. The whole graph is "
+        "checked on a full rebuild, a first run, after a failure or a change of the check."
     ),
 )
 @failure_on_project_error
 def includes_relationships_consistent(
-    neo4j: Neo4jResource, paths: PipelinePaths
+    context: dg.AssetCheckExecutionContext, neo4j: Neo4jResource, paths: PipelinePaths
 ) -> dg.AssetCheckResult:
     try:
-        broken = graph_checks.broken_ancestor_links(paths.layout)
+        outcome = scoped_checks.includes(
+            neo4j.get_driver(), neo4j.database, paths.layout, full=is_full_rebuild(context)
+        )
     except FileNotFoundError as error:
         return _missing_input(names.INCLUDES_CONSISTENT, error)
-    outcome = graph_checks.check_includes(neo4j.get_driver(), neo4j.database, broken)
     return _graph_result(names.INCLUDES_CONSISTENT, outcome)
 
 
@@ -427,24 +471,34 @@ def includes_relationships_consistent(
     description=(
         "Advisory (WARN): no chosen record is its own ancestor. A cycle (A's parent is B, B's "
         "parent is A, of any length) is broken deterministically (its smallest naId becomes "
-        "the root) and listed here."
+        "the root) and listed here. After a change set (metadata scope: changed records): the "
+        "cycles kept from the last run that no changed record belongs to, and those a walk up "
+        "from the records the change reaches enters (every record is walked on a full "
+        "rebuild, a first run, or when cycles were found last time)."
     ),
 )
-def includes_relationships_no_cycles(paths: PipelinePaths) -> dg.AssetCheckResult:
-    from nara_kg.ingest.stages.chunks import record_links
-    from nara_kg.model import edges
-
+def includes_relationships_no_cycles(
+    context: dg.AssetCheckExecutionContext, paths: PipelinePaths
+) -> dg.AssetCheckResult:
     check = names.ANCESTOR_CYCLES
     try:
-        links = record_links(paths.layout)
+        cycles, scope, checked = scoped_checks.ancestor_cycles(
+            paths.layout, full=is_full_rebuild(context)
+        )
     except FileNotFoundError as error:
         return _missing_input(check, error)
-    _, cycles = edges.break_cycles(edges.parent_links(links, {link.na_id for link in links}))
+    found = "no ancestor cycle" if not cycles else f"{len(cycles)} ancestor cycles broken"
     return dg.AssetCheckResult(
         passed=not cycles,
         severity=names.severity(check),
-        description="no ancestor cycle" if not cycles else f"{len(cycles)} ancestor cycles broken",
+        description=found
+        + _scope_note(
+            {"scope": scope.mode, "scope_reason": scope.reason, "records_checked": checked}
+        ),
         metadata={
+            "scope": scope.mode,
+            "scope_reason": scope.reason,
+            "records_checked": checked,
             "cycles": len(cycles),
             "broken_cycles": md_table(
                 [{"cycle": " -> ".join(map(str, c)), "root": c[0]} for c in cycles]
@@ -459,12 +513,20 @@ def includes_relationships_no_cycles(paths: PipelinePaths) -> dg.AssetCheckResul
     blocking=names.is_blocking(names.NEXT_CONSISTENT),
     description=(
         "No dangling Next: each links chunk k to chunk k+1 of the same naId, every chunk k > 0 "
-        "has an incoming Next, no chunk has two."
+        "has an incoming Next, no chunk has two. After a change set (metadata scope: changed "
+        "records): the chains of the added, changed and removed records, and the whole graph's "
+        "Next count (count store) = chunks less records of every chosen record (totalled per "
+        "file, recounted for the changed files). The whole graph is checked on a full "
+        "rebuild, a first run, after a failure or a change of the check."
     ),
 )
 @failure_on_project_error
-def next_relationships_consistent(neo4j: Neo4jResource) -> dg.AssetCheckResult:
-    outcome = graph_checks.check_next(neo4j.get_driver(), neo4j.database)
+def next_relationships_consistent(
+    context: dg.AssetCheckExecutionContext, neo4j: Neo4jResource, paths: PipelinePaths
+) -> dg.AssetCheckResult:
+    outcome = scoped_checks.next_chains(
+        neo4j.get_driver(), neo4j.database, paths.layout, full=is_full_rebuild(context)
+    )
     return _graph_result(names.NEXT_CONSISTENT, outcome)
 
 

@@ -4,6 +4,11 @@ Statements are parameterized; labels, relationship types and property names come
 :mod:`nara_kg.model.schema` only. A *probe* is a statement that returns the offending rows
 (no ORDER BY, no LIMIT): it is run once wrapped in ``count(*)`` and once with ``LIMIT $limit``
 for a sample.
+
+The scoped statements (`..._OF`) take `$ids`, the naIds of the records a change can reach, and
+find each record's nodes through the naId index: what they read grows with the change, not the
+graph. The totals they are checked with come from Neo4j's count store (`MATCH (n:Label)` and
+`MATCH ()-[r:TYPE]->()` counted alone are answered without reading nodes or relationships).
 """
 
 from __future__ import annotations
@@ -15,11 +20,12 @@ from typing import Any, LiteralString, cast
 
 from neo4j import Driver, Query
 
+from nara_kg.graph import embeddings as embedding_cypher
 from nara_kg.graph.embeddings import count_pending
 from nara_kg.ingest.layout import WorkLayout
 from nara_kg.ingest.stages.chunks import iter_chunks, record_links
 from nara_kg.model import edges
-from nara_kg.model.schema import CommunityProp, Index, Label, Prop, Rel
+from nara_kg.model.schema import RECORD_TYPES, CommunityProp, Index, Label, Prop, Rel
 from nara_kg.model.tables import Col
 from quality.names import SAMPLE_SIZE
 
@@ -132,8 +138,15 @@ def compare_counts(
     return rows
 
 
-def check_node_counts(driver: Driver, database: str, layout: WorkLayout) -> GraphCheckOutcome:
-    parquet = parquet_chunk_counts(layout)
+def check_node_counts(
+    driver: Driver,
+    database: str,
+    layout: WorkLayout,
+    parquet: Mapping[str, Mapping[str, int]] | None = None,
+) -> GraphCheckOutcome:
+    """Every chunk node against the chosen chunk rows (`parquet`: their counts per type, read
+    from `layout` when not given)."""
+    parquet = parquet_chunk_counts(layout) if parquet is None else parquet
     graph = {
         row["type"]: {"chunks": row["chunks"], "withText": row["withText"]}
         for row in _read(driver, database, GRAPH_COUNTS)
@@ -160,6 +173,120 @@ def check_node_counts(driver: Driver, database: str, layout: WorkLayout) -> Grap
             "offending": outcome.measures["types_mismatched"],
             "ok": outcome.measures["types_mismatched"] == 0,
         },
+    )
+    outcome.tables["counts_by_type"] = by_type
+    return outcome
+
+
+#: Chunk nodes per record-type label, each count from the count store.
+LABEL_COUNTS = (
+    "CALL () { "
+    + " UNION ALL ".join(
+        f"MATCH (c:{node_type}) RETURN '{node_type}' AS type, count(c) AS chunks"
+        for node_type in RECORD_TYPES
+    )
+    + " } RETURN type, chunks"
+)
+COUNT_CHUNKS = f"MATCH (c:{CHUNK}) RETURN count(c) AS n"
+
+MISLABELLED_OF = Probe(
+    MISLABELLED.name,
+    MISLABELLED.description + " (among the changed records' nodes)",
+    f"UNWIND $ids AS id MATCH (c:{CHUNK} {{{NA_ID}: id}}) "
+    f"WHERE c.{NODE_TYPE} IS NULL OR NOT c.{NODE_TYPE} IN labels(c) "
+    f"RETURN c.{CHUNK_ID} AS chunkId, c.{NODE_TYPE} AS nodeType, labels(c) AS labels",
+)
+NODES_OF_RECORDS = f"""
+UNWIND $ids AS id
+MATCH (c:{CHUNK} {{{NA_ID}: id}})
+RETURN c.{CHUNK_ID} AS chunkId, c.{NODE_TYPE} AS nodeType, c:{WITH_TEXT} AS withText
+"""
+
+
+def compare_records(
+    parquet: list[dict[str, Any]], graph: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The chunks of the changed records that differ between their chunk rows (chunkId,
+    nodeType, embed) and their nodes (chunkId, nodeType, recordWithText): missing nodes, nodes
+    of no row, nodes of another type or marking."""
+    rows = {row["chunkId"]: row for row in parquet}
+    nodes = {row["chunkId"]: row for row in graph}
+    offending: list[dict[str, Any]] = []
+    for chunk in sorted(set(rows) | set(nodes)):
+        row, node = rows.get(chunk), nodes.get(chunk)
+        if node is None:
+            offending.append({"chunkId": chunk, "problem": "no node for the chunk row"})
+        elif row is None:
+            offending.append({"chunkId": chunk, "problem": "node of no chosen chunk row"})
+        elif node["nodeType"] != row["nodeType"] or bool(node["withText"]) != bool(row["embed"]):
+            offending.append(
+                {
+                    "chunkId": chunk,
+                    "problem": "type or recordWithText differs from the row",
+                    "row": f"{row['nodeType']} embed={bool(row['embed'])}",
+                    "node": f"{node['nodeType']} recordWithText={bool(node['withText'])}",
+                }
+            )
+    return offending
+
+
+def _finding(check: str, what: str, offending: int) -> dict[str, Any]:
+    return {"check": check, "what": what, "offending": offending, "ok": offending == 0}
+
+
+def check_node_counts_of(
+    driver: Driver,
+    database: str,
+    ids: list[int],
+    rows: list[dict[str, Any]],
+    expected: Mapping[str, Mapping[str, int]],
+) -> GraphCheckOutcome:
+    """The changed records' nodes against their chunk rows (`rows`: chunkId, nodeType, embed),
+    and the whole graph's chunk nodes per type label and recordWithText nodes, from the count
+    store, against `expected` (type -> chunks, embed: every chosen chunk row)."""
+    outcome = run_probes(driver, database, [MISLABELLED_OF], ids=ids)
+    offending = compare_records(rows, _read(driver, database, NODES_OF_RECORDS, ids=ids))
+    labels = {row["type"]: row["chunks"] for row in _read(driver, database, LABEL_COUNTS)}
+    by_type = []
+    for node_type in sorted(set(expected) | {t for t, n in labels.items() if n}, key=str):
+        row = {
+            "type": node_type,
+            "parquet_chunks": expected.get(node_type, {}).get("chunks", 0),
+            "graph_chunks": labels.get(node_type, 0),
+        }
+        row["ok"] = row["parquet_chunks"] == row["graph_chunks"]
+        by_type.append(row)
+    embeddable = sum(e.get("embed", 0) for e in expected.values())
+    with_text = _read(driver, database, EMBEDDING_TOTALS)[0]["n"]
+    mismatched = sum(1 for row in by_type if not row["ok"])
+    outcome.findings[0:0] = [
+        _finding(
+            "counts_by_type",
+            "chunk nodes per record-type label (count store) = chunk rows per type",
+            mismatched,
+        ),
+        _finding(
+            "recordWithText_total",
+            "recordWithText nodes (count store) = rows marked for embedding",
+            abs(with_text - embeddable),
+        ),
+        _finding(
+            "changed_records_match",
+            "the changed records' nodes = their chunk rows (chunkId, type, recordWithText)",
+            len(offending),
+        ),
+    ]
+    outcome.sample.extend({"check": "changed_records_match", **o} for o in offending[:SAMPLE_SIZE])
+    outcome.passed = all(f["ok"] for f in outcome.findings)
+    outcome.measures.update(
+        {
+            "parquet_chunk_rows": sum(e.get("chunks", 0) for e in expected.values()),
+            "graph_chunk_nodes": _read(driver, database, COUNT_CHUNKS)[0]["n"],
+            "parquet_embeddable_rows": embeddable,
+            "graph_recordWithText_nodes": with_text,
+            "types_mismatched": mismatched,
+            "changed_records_match": len(offending),
+        }
     )
     outcome.tables["counts_by_type"] = by_type
     return outcome
@@ -204,6 +331,58 @@ def check_embeddings(
             "recordWithText_nodes": _read(driver, database, EMBEDDING_TOTALS)[0]["n"],
             "dimension_expected": dimension,
             "stale_embedding": stale,
+        }
+    )
+    return outcome
+
+
+MISSING_EMBEDDING_OF = Probe(
+    MISSING_EMBEDDING.name,
+    MISSING_EMBEDDING.description + " (among the changed records' chunks)",
+    f"UNWIND $ids AS id MATCH (c:{CHUNK}:{WITH_TEXT} {{{NA_ID}: id}}) "
+    f"WHERE c.{EMBEDDING} IS NULL "
+    f"RETURN c.{CHUNK_ID} AS chunkId, c.{NODE_TYPE} AS nodeType",
+)
+WRONG_DIMENSION_OF = Probe(
+    WRONG_DIMENSION.name,
+    WRONG_DIMENSION.description + " (among the changed records' chunks)",
+    f"UNWIND $ids AS id MATCH (c:{CHUNK}:{WITH_TEXT} {{{NA_ID}: id}}) "
+    f"WHERE c.{EMBEDDING} IS NOT NULL AND size(c.{EMBEDDING}) <> $dimension "
+    f"RETURN c.{CHUNK_ID} AS chunkId, c.{NODE_TYPE} AS nodeType, size(c.{EMBEDDING}) AS dimension",
+)
+#: Stale as the embedding writer defines it (its own condition, not a copy).
+STALE_EMBEDDING_OF = Probe(
+    "stale_embedding",
+    "recordWithText nodes whose embedding is not of their current text and model "
+    "(among the changed records' chunks)",
+    f"UNWIND $ids AS id MATCH (c:{CHUNK}:{WITH_TEXT} {{{NA_ID}: id}}) "
+    f"WHERE {embedding_cypher._STALE} "
+    f"RETURN c.{CHUNK_ID} AS chunkId, c.{NODE_TYPE} AS nodeType",
+)
+COUNT_WITH_TEXT_OF = (
+    f"UNWIND $ids AS id MATCH (c:{CHUNK}:{WITH_TEXT} {{{NA_ID}: id}}) RETURN count(c) AS n"
+)
+
+
+def check_embeddings_of(
+    driver: Driver, database: str, ids: list[int], dimension: int, model_key: str
+) -> GraphCheckOutcome:
+    """:func:`check_embeddings` over the chunks of the records `ids`."""
+    outcome = run_probes(
+        driver,
+        database,
+        [MISSING_EMBEDDING_OF, WRONG_DIMENSION_OF, STALE_EMBEDDING_OF],
+        ids=ids,
+        dimension=dimension,
+        model=model_key,
+    )
+    outcome.measures.update(
+        {
+            "recordWithText_nodes": _read(driver, database, EMBEDDING_TOTALS)[0]["n"],
+            "recordWithText_nodes_checked": _read(driver, database, COUNT_WITH_TEXT_OF, ids=ids)[0][
+                "n"
+            ],
+            "dimension_expected": dimension,
         }
     )
     return outcome
@@ -285,7 +464,8 @@ WRONG_INCLUDES = Probe(
     f"RETURN p.{CHUNK_ID} AS fromChunk, c.{CHUNK_ID} AS toChunk",
 )
 INCLUDES_PROBES: list[Probe] = [MULTIPLE_PARENTS, MISSING_INCLUDES, WRONG_INCLUDES]
-COUNT_INCLUDES = f"MATCH (:{CHUNK})-[r:{INCLUDES}]->(:{CHUNK}) RETURN count(r) AS n"
+#: Every Includes links two chunks: counted alone, from the count store.
+COUNT_INCLUDES = f"MATCH ()-[r:{INCLUDES}]->() RETURN count(r) AS n"
 
 
 def broken_ancestor_links(layout: WorkLayout) -> dict[int, int]:
@@ -304,6 +484,49 @@ def check_includes(
     (`nara_kg.model.edges.break_cycles`); those records keep `ancestors[0]` but no Includes."""
     broken = [[child, parent] for child, parent in sorted((broken_links or {}).items())]
     outcome = run_probes(driver, database, INCLUDES_PROBES, brokenLinks=broken)
+    outcome.measures["ancestor_links_broken"] = len(broken)
+    outcome.measures["includes_relationships"] = _read(driver, database, COUNT_INCLUDES)[0]["n"]
+    return outcome
+
+
+MULTIPLE_PARENTS_OF = Probe(
+    MULTIPLE_PARENTS.name,
+    MULTIPLE_PARENTS.description + " (among the records the change reaches)",
+    f"UNWIND $ids AS id MATCH (c:{CHUNK} {{{NA_ID}: id}})<-[r:{INCLUDES}]-(:{CHUNK}) "
+    f"WITH c, count(r) AS incoming WHERE incoming > 1 "
+    f"RETURN c.{CHUNK_ID} AS chunkId, c.{NA_ID} AS naId, incoming",
+)
+MISSING_INCLUDES_OF = Probe(
+    MISSING_INCLUDES.name,
+    MISSING_INCLUDES.description + " (among the records the change reaches)",
+    f"UNWIND $ids AS id MATCH (c:{CHUNK} {{{NA_ID}: id}}) "
+    f"WHERE c.{SEQ} = 0 AND size(coalesce(c.{ANCESTORS}, [])) > 0 "
+    f"AND c.{ANCESTORS}[0] <> c.{NA_ID} AND NOT [c.{NA_ID}, c.{ANCESTORS}[0]] IN $brokenLinks "
+    f"MATCH (p:{CHUNK} {{{NA_ID}: c.{ANCESTORS}[0], {SEQ}: 0}}) "
+    f"WHERE NOT (p)-[:{INCLUDES}]->(c) "
+    f"RETURN c.{CHUNK_ID} AS chunkId, p.{CHUNK_ID} AS expectedParent",
+)
+WRONG_INCLUDES_OF = Probe(
+    WRONG_INCLUDES.name,
+    WRONG_INCLUDES.description + " (into or out of the records the change reaches)",
+    f"UNWIND $ids AS id MATCH (x:{CHUNK} {{{NA_ID}: id}}) "
+    f"CALL (x) {{ MATCH (x)-[:{INCLUDES}]->(c:{CHUNK}) RETURN x AS p, c "
+    f"UNION MATCH (p:{CHUNK})-[:{INCLUDES}]->(x) RETURN p, x AS c }} "
+    f"WITH DISTINCT p, c "
+    f"WHERE p.{SEQ} <> 0 OR c.{SEQ} <> 0 OR c.{ANCESTORS} IS NULL "
+    f"OR size(c.{ANCESTORS}) = 0 OR c.{ANCESTORS}[0] <> p.{NA_ID} "
+    f"RETURN p.{CHUNK_ID} AS fromChunk, c.{CHUNK_ID} AS toChunk",
+)
+INCLUDES_PROBES_OF: list[Probe] = [MULTIPLE_PARENTS_OF, MISSING_INCLUDES_OF, WRONG_INCLUDES_OF]
+
+
+def check_includes_of(
+    driver: Driver, database: str, ids: list[int], broken_links: Mapping[int, int]
+) -> GraphCheckOutcome:
+    """:func:`check_includes` over the Includes into and out of the records `ids`
+    (`broken_links`: those of the cycles among them)."""
+    broken = [[child, parent] for child, parent in sorted(broken_links.items())]
+    outcome = run_probes(driver, database, INCLUDES_PROBES_OF, ids=ids, brokenLinks=broken)
     outcome.measures["ancestor_links_broken"] = len(broken)
     outcome.measures["includes_relationships"] = _read(driver, database, COUNT_INCLUDES)[0]["n"]
     return outcome
@@ -332,12 +555,62 @@ BRANCHING_NEXT = Probe(
     f"RETURN c.{CHUNK_ID} AS chunkId, incoming, outgoing",
 )
 NEXT_PROBES: list[Probe] = [WRONG_NEXT, MISSING_NEXT, BRANCHING_NEXT]
-COUNT_NEXT = f"MATCH (:{CHUNK})-[r:{NEXT}]->(:{CHUNK}) RETURN count(r) AS n"
+#: Every Next links two chunks: counted alone, from the count store.
+COUNT_NEXT = f"MATCH ()-[r:{NEXT}]->() RETURN count(r) AS n"
 
 
 def check_next(driver: Driver, database: str) -> GraphCheckOutcome:
     outcome = run_probes(driver, database, NEXT_PROBES)
     outcome.measures["next_relationships"] = _read(driver, database, COUNT_NEXT)[0]["n"]
+    return outcome
+
+
+WRONG_NEXT_OF = Probe(
+    WRONG_NEXT.name,
+    WRONG_NEXT.description + " (into or out of the changed records' chunks)",
+    f"UNWIND $ids AS id MATCH (x:{CHUNK} {{{NA_ID}: id}}) "
+    f"CALL (x) {{ MATCH (x)-[:{NEXT}]->(b:{CHUNK}) RETURN x AS a, b "
+    f"UNION MATCH (a:{CHUNK})-[:{NEXT}]->(x) RETURN a, x AS b }} "
+    f"WITH DISTINCT a, b "
+    f"WHERE a.{NA_ID} <> b.{NA_ID} OR b.{SEQ} <> a.{SEQ} + 1 "
+    f"RETURN a.{CHUNK_ID} AS fromChunk, b.{CHUNK_ID} AS toChunk",
+)
+MISSING_NEXT_OF = Probe(
+    MISSING_NEXT.name,
+    MISSING_NEXT.description + " (among the changed records' chunks)",
+    f"UNWIND $ids AS id MATCH (c:{CHUNK} {{{NA_ID}: id}}) "
+    f"WHERE c.{SEQ} > 0 AND NOT (:{CHUNK})-[:{NEXT}]->(c) "
+    f"RETURN c.{CHUNK_ID} AS chunkId, c.{NA_ID} AS naId, c.{SEQ} AS chunkSeqId",
+)
+BRANCHING_NEXT_OF = Probe(
+    BRANCHING_NEXT.name,
+    BRANCHING_NEXT.description + " (among the changed records' chunks)",
+    f"UNWIND $ids AS id MATCH (c:{CHUNK} {{{NA_ID}: id}}) "
+    f"WITH c, COUNT {{ (c)-[:{NEXT}]->() }} AS outgoing, COUNT {{ ()-[:{NEXT}]->(c) }} AS incoming "
+    f"WHERE outgoing > 1 OR incoming > 1 "
+    f"RETURN c.{CHUNK_ID} AS chunkId, incoming, outgoing",
+)
+NEXT_PROBES_OF: list[Probe] = [WRONG_NEXT_OF, MISSING_NEXT_OF, BRANCHING_NEXT_OF]
+
+
+def check_next_of(
+    driver: Driver, database: str, ids: list[int], expected_total: int
+) -> GraphCheckOutcome:
+    """:func:`check_next` over the chains of the records `ids`, and the whole graph's Next
+    count (count store) against `expected_total` (chunks less records, over every chosen
+    record)."""
+    outcome = run_probes(driver, database, NEXT_PROBES_OF, ids=ids)
+    total = _read(driver, database, COUNT_NEXT)[0]["n"]
+    outcome.findings.append(
+        _finding(
+            "next_total",
+            "Next relationships (count store) = chunks less records, over every chosen record",
+            abs(total - expected_total),
+        )
+    )
+    outcome.passed = outcome.passed and total == expected_total
+    outcome.measures["next_relationships"] = total
+    outcome.measures["next_relationships_expected"] = expected_total
     return outcome
 
 
