@@ -172,13 +172,9 @@ def _read_digests(
 
     if report_scope_path is None:
         return community_cypher.read_projection_digests(driver, database), 0
-    with ReportScope(report_scope_path) as scope:
+    with ReportScope(report_scope_path) as scope, scope.transaction():
         comparison = scope.comparison()
-        try:
-            digests = community_cypher.read_projection_digests(driver, database, comparison.add)
-        except BaseException:
-            comparison.abort()
-            raise
+        digests = community_cypher.read_projection_digests(driver, database, comparison.add)
         return digests, comparison.finish()
 
 

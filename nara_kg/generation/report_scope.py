@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from nara_kg.graph.communities import ProjectedRecord
+from nara_kg.ingest.sqlite_store import SqliteStore
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -63,41 +64,29 @@ def _targets(text: str) -> list[int]:
     return [int(t) for t in text.split(",") if t]
 
 
-class ReportScope:
+class ReportScope(SqliteStore):
     """The on-disk state of :mod:`nara_kg.generation.report_scope` at `path`."""
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self._db = sqlite3.connect(path)
-        self._db.executescript(SCHEMA)
-        self._db.commit()
-
-    def close(self) -> None:
-        self._db.close()
-
-    def __enter__(self) -> ReportScope:
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.close()
+        self.db = sqlite3.connect(path, isolation_level=None)
+        self.db.executescript(SCHEMA)
 
     # --------------------------------------------------------------- graph_communities' side
     def update(self, records: Iterable[ProjectedRecord]) -> int:
         """Compare the projection's records (in naId order) with the last stream's digests and
         queue the records whose report inputs changed; one transaction. Returns how many
         records changed, appeared or went."""
-        comparison = self.comparison()
-        try:
+        with self.transaction():
+            comparison = self.comparison()
             for record in records:
                 comparison.add(record)
-        except BaseException:
-            comparison.abort()
-            raise
-        return comparison.finish()
+            return comparison.finish()
 
     def comparison(self) -> ProjectionComparison:
-        """:meth:`update`, fed one record at a time (as the projection streams by)."""
+        """:meth:`update`, fed one record at a time (as the projection streams by), inside the
+        caller's :meth:`transaction`."""
         return ProjectionComparison(self, self._next_seq())
 
     def compare(
@@ -116,7 +105,7 @@ class ReportScope:
         clause = f"WHERE {' AND '.join(where)}" if where else ""
         stored = {
             int(na_id): (row_digest, outward_digest, targets)
-            for na_id, row_digest, outward_digest, targets in self._db.execute(
+            for na_id, row_digest, outward_digest, targets in self.db.execute(
                 f"SELECT na_id, row_digest, outward_digest, targets FROM record_digests {clause}",
                 params,
             )
@@ -139,25 +128,21 @@ class ReportScope:
         for na_id, (_, _, targets) in stored.items():
             pending.add(na_id)
             pending.update(_targets(targets))
-        self._db.executemany("INSERT OR REPLACE INTO record_digests VALUES (?, ?, ?, ?)", upserts)
-        self._db.executemany(
+        self.db.executemany("INSERT OR REPLACE INTO record_digests VALUES (?, ?, ?, ?)", upserts)
+        self.db.executemany(
             "DELETE FROM record_digests WHERE na_id = ?", [(na_id,) for na_id in stored]
         )
-        self._db.executemany(
+        self.db.executemany(
             "INSERT OR REPLACE INTO pending_records VALUES (?, ?)",
             [(na_id, seq) for na_id in pending],
         )
         return len(upserts) + len(stored)
 
     def commit_seq(self, seq: int) -> None:
-        self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (_SEQ, str(seq)))
-        self._db.commit()
-
-    def rollback(self) -> None:
-        self._db.rollback()
+        self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (_SEQ, str(seq)))
 
     def _next_seq(self) -> int:
-        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (_SEQ,)).fetchone()
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (_SEQ,)).fetchone()
         return int(row[0]) + 1 if row else 1
 
     # --------------------------------------------------------------- community_reports' side
@@ -167,7 +152,7 @@ class ReportScope:
 
     def pending_batches(self, up_to: int) -> Iterator[list[int]]:
         """The pending records queued up to sequence `up_to`, in batches."""
-        cursor = self._db.execute(
+        cursor = self.db.execute(
             "SELECT na_id FROM pending_records WHERE seq <= ? ORDER BY na_id", (up_to,)
         )
         while rows := cursor.fetchmany(KEYS_PER_QUERY):
@@ -175,10 +160,10 @@ class ReportScope:
 
     def report_members(self) -> dict[str, str | None]:
         """Community id -> the members' hash its report was last made from."""
-        return dict(self._db.execute("SELECT community_id, member_hash FROM report_members"))
+        return dict(self.db.execute("SELECT community_id, member_hash FROM report_members"))
 
     def report_settings(self) -> str | None:
-        row = self._db.execute(
+        row = self.db.execute(
             "SELECT value FROM meta WHERE key = ?", (_REPORT_SETTINGS,)
         ).fetchone()
         return str(row[0]) if row else None
@@ -193,26 +178,23 @@ class ReportScope:
     ) -> None:
         """After a complete reports run: the records it saw leave the queue, and the members'
         hashes of the communities it made reports for (`members`) are remembered."""
-        try:
-            self._db.execute("DELETE FROM pending_records WHERE seq <= ?", (up_to,))
-            self._db.executemany(
+        with self.transaction():
+            self.db.execute("DELETE FROM pending_records WHERE seq <= ?", (up_to,))
+            self.db.executemany(
                 "INSERT OR REPLACE INTO report_members VALUES (?, ?)", members.items()
             )
-            self._db.executemany(
+            self.db.executemany(
                 "DELETE FROM report_members WHERE community_id = ?", [(cid,) for cid in gone]
             )
-            self._db.execute(
+            self.db.execute(
                 "INSERT OR REPLACE INTO meta VALUES (?, ?)", (_REPORT_SETTINGS, settings)
             )
-            self._db.commit()
-        except BaseException:
-            self._db.rollback()
-            raise
 
 
 class ProjectionComparison:
-    """One stream's comparison in progress: records are compared a batch at a time, all in
-    one transaction that :meth:`finish` commits."""
+    """One stream's comparison in progress: records are compared a batch at a time, in the
+    transaction the caller holds (:meth:`ReportScope.transaction`); :meth:`finish` compares
+    the last batch and records the queue's sequence number."""
 
     def __init__(self, scope: ReportScope, seq: int) -> None:
         self._scope, self._seq = scope, seq
@@ -228,16 +210,9 @@ class ProjectionComparison:
             self._low, self._batch = high, []
 
     def finish(self) -> int:
-        try:
-            self.changed += self._scope.compare(self._batch, self._low, None, self._seq)
-            self._scope.commit_seq(self._seq)
-        except BaseException:
-            self.abort()
-            raise
+        self.changed += self._scope.compare(self._batch, self._low, None, self._seq)
+        self._scope.commit_seq(self._seq)
         return self.changed
-
-    def abort(self) -> None:
-        self._scope.rollback()
 
 
 def communities_to_report(
