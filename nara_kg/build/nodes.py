@@ -13,13 +13,15 @@ import pyarrow as pa
 from neo4j import Driver
 
 from nara_kg.build import sync_state
+from nara_kg.build.projection_changes import mark_touched, record_of
 from nara_kg.graph import nodes as node_cypher
+from nara_kg.graph.communities import COMMUNITY_RELATIONSHIPS
 from nara_kg.ingest.layout import WorkLayout
 from nara_kg.ingest.stages.changes import ChangeSet, chunks_of_records, plan_for, read_changes
 from nara_kg.ingest.stages.chunks import iter_chunks
 from nara_kg.ingest.stages.record_index import RecordIndex
 from nara_kg.model.progress import Log, quiet
-from nara_kg.model.schema import Prop
+from nara_kg.model.schema import Prop, Rel
 from nara_kg.model.tables import Col
 
 
@@ -45,6 +47,8 @@ _SNAPSHOT_ID, _SNAPSHOT_HASH = "chunkId", "rowHash"
 _SNAPSHOT_SCHEMA = pa.schema([(_SNAPSHOT_ID, pa.string()), (_SNAPSHOT_HASH, pa.string())])
 #: Not a row hash: a chunk the graph does not hold.
 _ABSENT = object()
+#: The relationships graph_communities' projection is made of.
+_PROJECTED = (*COMMUNITY_RELATIONSHIPS, Rel.MENTIONED_IN.value)
 
 
 def _existing(
@@ -111,9 +115,17 @@ def _delete_stale(
     log: Log,
 ) -> None:
     """Delete `stale` chunk nodes, first recording the relationships they take along (the
-    relationship writers' counts drop by those)."""
+    relationship writers' counts drop by those) and, for graph_communities, their records and
+    the records at the other end of the projected relationships they take along
+    (:mod:`nara_kg.build.projection_changes`)."""
     result.records_removed = sum(1 for chunk_id in stale if chunk_id.endswith("-0"))
     along = node_cypher.relationship_counts(driver, database, stale) if stale else {}
+    if stale and layout is not None:
+        mark_touched(
+            layout,
+            {record_of(chunk_id) for chunk_id in stale}
+            | node_cypher.neighbour_records(driver, database, stale, _PROJECTED),
+        )
     sync_state.record_node_deletions(layout, generation, along)
     if stale:
         result.deleted = node_cypher.delete_chunks(driver, database, stale)
@@ -139,6 +151,9 @@ def _sync_changed(
     existing = node_cypher.row_hashes_of_records(driver, database, ids)
     with RecordIndex(layout.record_index) as index:
         chosen = index.records(ids)
+    # Every record the change set names, written or not: the graph may already hold a row
+    # that graph_communities has not read (another work folder wrote it).
+    mark_touched(layout, ids)
     synced.begin()
     desired: set[str] = set()
     by_type: dict[str, list[dict[str, Any]]] = {}
@@ -197,6 +212,7 @@ def _sync_whole(
             nonlocal in_flight
             rows = pending.pop(node_type, [])
             if rows:
+                mark_touched(layout, {int(row["props"][Prop.NA_ID]) for row in rows})
                 landed()
                 in_flight = writer.submit(
                     node_cypher.upsert_nodes, driver, database, node_type, rows
