@@ -85,7 +85,6 @@ def whole_stream_because(
     stored_log: str | None,
     log: str | None,
     every_record: bool,
-    communities_as_left: bool,
     written_elsewhere: bool,
     touched: int,
 ) -> str | None:
@@ -93,7 +92,9 @@ def whole_stream_because(
     touched (:mod:`nara_kg.build.projection_changes`), or None when those suffice: the stored
     digests (`stored`, with the id of the change log they were last brought up to date from,
     `stored_log`) describe the graph as the last run read it, and the log (`log`) holds every
-    change since."""
+    change since. A graph emptied or edited behind the writers' backs is caught by the writers
+    themselves (:mod:`nara_kg.build.sync_state`): they compare it whole and note what they
+    write again; one another work folder wrote is not this log's to describe."""
     if force:
         return "full rebuild"
     if log is None:
@@ -104,8 +105,6 @@ def whole_stream_because(
         return "the change log is not the one the digests were last updated from"
     if every_record:
         return "a writer noted every record (first-load import, LLM mentions)"
-    if not communities_as_left:
-        return "the graph's communities are not as the last run left them"
     if written_elsewhere:
         return "another work folder wrote the graph"
     if touched > WHOLE_STREAM_SHARE * stored.records:
@@ -152,7 +151,6 @@ def detect_communities(
         report_scope_path,
         changes_path,
         force=force,
-        communities_as_left=known is not None and known.get("graph") == graph_digest,
         written_elsewhere=written_elsewhere,
     )
     digests, report_records_changed = stream.digests, stream.report_records_changed
@@ -244,7 +242,6 @@ def _read_digests(
     changes_path: Path | None,
     *,
     force: bool,
-    communities_as_left: bool,
     written_elsewhere: bool,
 ) -> _Stream:
     """The projection's digests and how many records changed; with `report_scope_path`,
@@ -268,7 +265,6 @@ def _read_digests(
             stored_log=scope.changes_store(),
             log=log_id,
             every_record=log is not None and log.every_record(up_to),
-            communities_as_left=communities_as_left,
             written_elsewhere=written_elsewhere,
             touched=log.count(up_to) if log is not None else 0,
         )

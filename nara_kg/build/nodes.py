@@ -151,9 +151,6 @@ def _sync_changed(
     existing = node_cypher.row_hashes_of_records(driver, database, ids)
     with RecordIndex(layout.record_index) as index:
         chosen = index.records(ids)
-    # Every record the change set names, written or not: the graph may already hold a row
-    # that graph_communities has not read (another work folder wrote it).
-    mark_touched(layout, ids)
     synced.begin()
     desired: set[str] = set()
     by_type: dict[str, list[dict[str, Any]]] = {}
@@ -167,6 +164,9 @@ def _sync_changed(
         if node["props"][Prop.CHUNK_SEQ_ID] == 0:
             result.records_written += 1
         by_type.setdefault(row[Col.NODE_TYPE], []).append(node)
+    mark_touched(
+        layout, {int(row["props"][Prop.NA_ID]) for rows in by_type.values() for row in rows}
+    )
     for node_type, rows in by_type.items():
         node_cypher.upsert_nodes(driver, database, node_type, rows)
         result.written += len(rows)

@@ -132,7 +132,6 @@ def test_the_whole_projection_is_read_when_the_stored_state_may_not_match() -> N
         "stored_log": "log",
         "log": "log",
         "every_record": False,
-        "communities_as_left": True,
         "written_elsewhere": False,
         "touched": 3,
     }
@@ -143,7 +142,6 @@ def test_the_whole_projection_is_read_when_the_stored_state_may_not_match() -> N
         ("stored_log", "another"),
         ("log", None),
         ("every_record", True),
-        ("communities_as_left", False),
         ("written_elsewhere", True),
         ("touched", 60),
     ):
