@@ -258,15 +258,17 @@ def _read_digests(
     ):
         log_id = log.store_id() if log is not None else None
         up_to = log.high_water() if log is not None else 0
-        stored = scope.sums()
+        stored, stored_log = scope.sums(), scope.changes_store()
+        # Counted only when it can matter: after a first build the log holds every record.
+        counted = log is not None and stored is not None and stored_log == log_id
         because = whole_stream_because(
             force=force,
             stored=stored,
-            stored_log=scope.changes_store(),
+            stored_log=stored_log,
             log=log_id,
             every_record=log is not None and log.every_record(up_to),
             written_elsewhere=written_elsewhere,
-            touched=log.count(up_to) if log is not None else 0,
+            touched=log.count(up_to) if counted and log is not None else 0,
         )
         with scope.transaction():
             if because is not None or stored is None or log is None:
