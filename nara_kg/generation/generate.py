@@ -25,7 +25,7 @@ from nara_kg.generation.extractive import (
     extractive_report,
 )
 from nara_kg.generation.llm import LLM, GenerationCache, cached_complete, describe, is_extractive
-from nara_kg.generation.record_parts_store import RecordPartsStore, member_hash
+from nara_kg.generation.record_parts_store import RecordPartsStore
 from nara_kg.generation.report_context import ReportContext
 from nara_kg.generation.report_parse import ReportFormatError, parse_report, repair_report
 from nara_kg.generation.report_plan import (
@@ -149,14 +149,15 @@ def _mention_parts(
 def _members_of_children(
     community: dict[str, Any], done: dict[str, tuple[CommunityReport, frozenset[int]]]
 ) -> frozenset[int] | None:
-    """A community's members as its sub-communities' (Leiden's levels nest), when their union
-    hashes to the members' hash on its node; None when it has no sub-community, or they do not
-    hold exactly its members (its members are then read from the graph)."""
+    """A community's members as its sub-communities' (Leiden's levels nest), when they split
+    exactly its size between them; None when it has none, or they do not (its members are
+    then read from the graph)."""
     children = community["children"]
     if not children or any(child not in done for child in children):
         return None
+    sizes = [len(done[child][1]) for child in children]
     members = frozenset().union(*(done[child][1] for child in children))
-    if community.get("memberHash") != member_hash(members):
+    if len(members) != sum(sizes) or len(members) != int(community["size"] or 0):
         return None
     return members
 
@@ -307,7 +308,6 @@ def generate_community_reports(
             settings=settings,
             force=force,
             reads=report_cypher,
-            store=store,
         )
         forgotten = 0
         if store is not None and scope is not None:
@@ -479,23 +479,7 @@ def _generate_all(
                 from_children = _members_of_children(community, done)
                 if from_children is not None:
                     known.member_ids[community["id"]] = from_children
-            if store is not None:
-                known.member_ids.update(
-                    store.members_of(
-                        c for c in batch if c["id"] in to_read and c["id"] not in known.member_ids
-                    )
-                )
             members_of = report_cypher.members_of_many(driver, database, to_read, known=known)
-            if store is not None:
-                hashes = {c["id"]: c.get("memberHash") for c in batch}
-                store.put_members(
-                    {
-                        cid: (str(hashes[cid]), ids)
-                        for cid, ids in known.read_memberships.items()
-                        if hashes.get(cid) and hashes[cid] == member_hash(ids)
-                    }
-                )
-            known.read_memberships.clear()
             relationships_of = report_cypher.relationships_within(
                 driver,
                 database,
@@ -638,6 +622,6 @@ def _generate_all(
     result.communities, result.per_level, result.scoped = plan.total, plan.per_level, plan.scoped
     result.whole_because = plan.whole_because
     result.records_touched, result.records_kept = known.read_from_graph, known.read_from_store
-    result.memberships_read = known.memberships_read + plan.memberships_read
+    result.memberships_read = known.memberships_read
     result.reports_repaired, result.reports_replaced = repairs.repaired, repairs.replaced
     return result

@@ -13,10 +13,6 @@ drops them all. A run stopped half-way leaves its queue (the scope's queue is dr
 a complete run), so the next run drops the same records again; parts written in between were
 read from the graph as it was then.
 
-Communities' members (their naIds) are kept too, under graph_communities' hash of them
-(:func:`member_hash`): a community whose node shows the same hash has the same members, and
-one that does not has them read from the graph again.
-
 Why SQLite (the standard library's `sqlite3`): the parts are read by naId in batches, a few
 hundred bytes each (a member row keeps its text's header and the start of its body, what the
 context shows: :func:`nara_kg.generation.report_rows.kept_member_row`), and one file holds
@@ -25,7 +21,6 @@ them without a server, as the scope's own state does.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
@@ -34,22 +29,10 @@ from typing import Any
 
 from nara_kg.ingest.sqlite_store import SqliteStore
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS record_parts (na_id INTEGER PRIMARY KEY, parts TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS community_members (
-  community_id TEXT PRIMARY KEY, member_hash TEXT NOT NULL, na_ids TEXT NOT NULL
-);
-"""
+SCHEMA = "CREATE TABLE IF NOT EXISTS record_parts (na_id INTEGER PRIMARY KEY, parts TEXT NOT NULL)"
 #: naIds per `IN (...)` (SQLite's default limit of bound parameters is 32,766).
 _KEYS_PER_QUERY = 5_000
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
-
-
-def member_hash(na_ids: Iterable[int]) -> str:
-    """The hash graph_communities puts on a Community node of these members (memberHash, made
-    in :mod:`nara_kg.build.communities`). Were the two to differ, nothing kept or derived would
-    match a node's hash, and every community's members would be read from the graph."""
-    return hashlib.sha256(",".join(map(str, sorted(na_ids))).encode()).hexdigest()[:16]
 
 
 class RecordPartsStore(SqliteStore):
@@ -59,7 +42,7 @@ class RecordPartsStore(SqliteStore):
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self.db = sqlite3.connect(path, isolation_level=None)
-        self.db.executescript(SCHEMA)
+        self.db.execute(SCHEMA)
 
     def get_many(self, na_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
         found: dict[int, dict[str, Any]] = {}
@@ -91,36 +74,6 @@ class RecordPartsStore(SqliteStore):
     def clear(self) -> None:
         with self.transaction():
             self.db.execute("DELETE FROM record_parts")
-            self.db.execute("DELETE FROM community_members")
-
-    def members_of(self, communities: Iterable[Mapping[str, Any]]) -> dict[str, frozenset[int]]:
-        """The kept members' naIds of the communities (rows with `id` and `memberHash`) whose
-        members' hash is the one they were kept under."""
-        wanted = {str(c["id"]): c.get("memberHash") for c in communities if c.get("memberHash")}
-        found: dict[str, frozenset[int]] = {}
-        ids = sorted(wanted)
-        for start in range(0, len(ids), _KEYS_PER_QUERY):
-            batch = ids[start : start + _KEYS_PER_QUERY]
-            marks = ",".join("?" * len(batch))
-            for community_id, member_hash, na_ids in self.db.execute(
-                "SELECT community_id, member_hash, na_ids FROM community_members "
-                f"WHERE community_id IN ({marks})",
-                batch,
-            ):
-                if wanted[community_id] == member_hash:
-                    found[community_id] = frozenset(int(n) for n in na_ids.split(",") if n)
-        return found
-
-    def put_members(self, members: Mapping[str, tuple[str, Iterable[int]]]) -> None:
-        """Keep communities' members (id -> (members' hash, naIds))."""
-        with self.transaction():
-            self.db.executemany(
-                "INSERT OR REPLACE INTO community_members VALUES (?, ?, ?)",
-                [
-                    (community_id, member_hash, ",".join(map(str, sorted(na_ids))))
-                    for community_id, (member_hash, na_ids) in members.items()
-                ],
-            )
 
     def __len__(self) -> int:
         return int(self.db.execute("SELECT count(*) FROM record_parts").fetchone()[0])

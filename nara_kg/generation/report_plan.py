@@ -6,14 +6,13 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from neo4j import Driver
 
 from nara_kg.generation.community_report import CommunityReport
-from nara_kg.generation.record_parts_store import RecordPartsStore, member_hash
 from nara_kg.generation.report_parse import ReportFormatError, parse_report
 from nara_kg.generation.report_rows import report_code_digest
 from nara_kg.generation.report_scope import ReportScope, communities_to_report
@@ -69,33 +68,6 @@ class ReportPlan:
     #: The last pending sequence the run has seen, and the communities gone since the last run.
     seen_up_to: int = 0
     gone: list[str] = field(default_factory=list)
-    #: Sub-communities outside the run whose members were read from the graph (not kept).
-    memberships_read: int = 0
-
-
-def kept_members(
-    communities: Sequence[Mapping[str, Any]],
-    store: RecordPartsStore | None,
-    read: Callable[[list[str]], Mapping[str, frozenset[int]]],
-) -> tuple[dict[str, frozenset[int]], int]:
-    """The communities' members' naIds: kept in `store` under the hash their node shows, else
-    `read` from the graph (and kept when they hash to what the node shows); and how many
-    communities' were read."""
-    found = store.members_of(communities) if store is not None else {}
-    missing = [str(c["id"]) for c in communities if str(c["id"]) not in found]
-    if missing:
-        read_now = {str(cid): frozenset(ids) for cid, ids in read(missing).items()}
-        found.update(read_now)
-        if store is not None:
-            hashes = {str(c["id"]): c.get("memberHash") for c in communities}
-            store.put_members(
-                {
-                    cid: (str(hashes[cid]), ids)
-                    for cid, ids in read_now.items()
-                    if hashes.get(cid) and hashes[cid] == member_hash(ids)
-                }
-            )
-    return found, len(missing)
 
 
 def report_settings_key(generator: str, counter_key: str, token_budget: int) -> str:
@@ -114,13 +86,11 @@ def plan_reports(
     settings: str,
     force: bool,
     reads: Any = report_cypher,
-    store: RecordPartsStore | None = None,
 ) -> ReportPlan:
     """Which communities a run makes reports for: every one on the first run, the full
     rebuild, a change of :func:`report_settings_key` or without a scope state; otherwise
     :func:`~nara_kg.generation.report_scope.communities_to_report` of the records pending.
-    `reads`: the module of reads (:mod:`nara_kg.graph.reports`, or a stand-in in tests);
-    `store`: where the members of the sub-communities outside the run are kept between runs."""
+    `reads`: the module of reads (:mod:`nara_kg.graph.reports`, or a stand-in in tests)."""
     outline = reads.community_outline(driver, database, model_key)
     per_level = Counter(int(c["level"]) for c in outline)
     ids = [str(c["id"]) for c in outline]
@@ -156,9 +126,7 @@ def plan_reports(
         {str(child) for c in outline if c["id"] in chosen for child in c["children"]} - chosen
     )
     outside_rows = reads.communities_by_id(driver, database, outside_ids)
-    members, memberships_read = kept_members(
-        outside_rows, store, lambda ids: reads.member_ids_of_many(driver, database, ids)
-    )
+    members = reads.member_ids_of_many(driver, database, outside_ids)
     outside: dict[str, tuple[CommunityReport, frozenset[int]]] = {}
     for row in outside_rows:
         # A copied community's node has no input key of its own: its report is read as it is.
@@ -175,5 +143,4 @@ def plan_reports(
         scoped=True,
         seen_up_to=seen_up_to,
         gone=gone,
-        memberships_read=memberships_read,
     )

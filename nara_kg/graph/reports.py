@@ -287,10 +287,8 @@ class KnownMembers:
     #: Records whose parts were read from the graph, and those taken from the store.
     read_from_graph: int = 0
     read_from_store: int = 0
-    #: Communities whose members' naIds were read from the graph, and what was read since the
-    #: caller last cleared it (id -> naIds).
+    #: Communities whose members' naIds were read from the graph.
     memberships_read: int = 0
-    read_memberships: dict[str, list[int]] = field(default_factory=dict)
 
     def ensure(self, driver: Driver, database: str, na_ids: Iterable[int]) -> None:
         """Have the parts of these records (those in the graph), reading only the new ones."""
@@ -335,7 +333,6 @@ class KnownMembers:
             )
         }
         self.memberships_read += len(unknown)
-        self.read_memberships.update(found)
         for cid in community_ids:
             if cid in self.member_ids:
                 found[cid] = sorted(self.member_ids.pop(cid))

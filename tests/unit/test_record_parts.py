@@ -5,15 +5,13 @@ come from its two ends as they are now."""
 
 from __future__ import annotations
 
-import hashlib
 import random
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from nara_kg.generation.record_parts_store import RecordPartsStore, member_hash
-from nara_kg.generation.report_plan import kept_members
+from nara_kg.generation.record_parts_store import RecordPartsStore
 from nara_kg.generation.report_rows import (
     _excerpt,
     _header_field,
@@ -156,38 +154,3 @@ def test_kept_parts_are_read_once_and_a_relationship_follows_its_ends_as_they_ar
             (1, "R3 new", 4),
             (5, "R3 new", 3),
         }
-
-
-def test_kept_members_stand_while_the_node_shows_the_hash_they_were_kept_under(
-    tmp_path: Path,
-) -> None:
-    reads: list[list[str]] = []
-    graph = {"a": frozenset({1, 2}), "b": frozenset({3}), "c": frozenset({4, 5})}
-
-    def read(ids: list[str]) -> dict[str, frozenset[int]]:
-        reads.append(ids)
-        return {cid: graph[cid] for cid in ids}
-
-    rows = [{"id": cid, "memberHash": member_hash(ids)} for cid, ids in graph.items()]
-    rows.append({"id": "c", "memberHash": "not the hash of its members"})
-    del rows[2]
-    with RecordPartsStore(tmp_path / "parts.sqlite") as store:
-        found, read_count = kept_members(rows, store, read)
-        assert found == graph and read_count == 3 and reads == [["a", "b", "c"]]
-        # c's node shows a hash its members do not make (a half-written hierarchy): not kept.
-        found, read_count = kept_members(rows, store, read)
-        assert found == graph and read_count == 1 and reads[-1] == ["c"]
-        # b's members changed: its node shows another hash, and they are read again.
-        graph["b"] = frozenset({3, 6})
-        rows[1] = {"id": "b", "memberHash": member_hash(graph["b"])}
-        found, read_count = kept_members(rows, store, read)
-        assert found == graph and reads[-1] == ["b", "c"]
-        assert store.members_of(rows[:2]) == {"a": graph["a"], "b": graph["b"]}
-        store.clear()
-        assert store.members_of(rows) == {}
-
-
-def test_the_members_hash_is_the_one_graph_communities_writes() -> None:
-    # nara_kg.build.communities: sha256 of the sorted naIds joined by commas, 16 hex digits.
-    expected = hashlib.sha256(b"2,10,33").hexdigest()[:16]
-    assert member_hash([33, 2, 10]) == expected
