@@ -5,11 +5,11 @@ After a change set (:mod:`nara_kg.ingest.stages.changes`) that the writer's last
 write is the base of, each step reads only the records it names and their neighbours from the
 record index (:mod:`nara_kg.ingest.stages.record_index`): Next, the changed records' own chunks;
 Includes, the changed records, their children and the members of any ancestor cycle a changed
-parent link reaches; the authority types, the changed records and the records citing a changed
-record or one of its organization-name aliases. Otherwise (the first build, the full rebuild, a
-state the graph no longer holds) each is computed from every record link and compared whole
-(against the last complete write while the graph still holds it,
-:mod:`nara_kg.build.sync_state`; the full rebuild reads the graph back).
+parent link reaches; the authority types, the changed records and the records citing a record
+that was added or removed, one of its organization-name aliases, or an alias that moved.
+Otherwise (the first build, the full rebuild, a state the graph no longer holds) each is
+computed from every record link and compared whole (against the last complete write while the
+graph still holds it, :mod:`nara_kg.build.sync_state`; the full rebuild reads the graph back).
 """
 
 from __future__ import annotations
@@ -221,11 +221,14 @@ def sync_includes(
 
 
 def authority_scope(index: RecordIndex, changes: ChangeSet) -> dict[int, IndexedRecord]:
-    """The chosen records whose authority relationships may change: the changed ones and those
-    citing a changed record, one of its aliases, or an alias that moved."""
-    changed = set(changes.na_ids)
-    cited = changed | set(changes.aliases) | index.aliases_of(changed)
-    return index.records(changed | index.citing(cited))
+    """The chosen records whose authority relationships may change: the changed ones (their
+    references), and those citing a record that was added or removed, one of its aliases, or
+    an alias that moved. An edge follows from the citing record's references and the cited
+    record's presence alone (:func:`nara_kg.model.edges.authority_edges`), so a record that
+    stays chosen changes no edge of the records citing it."""
+    appeared_or_gone = set(changes.added) | set(changes.removed)
+    cited = appeared_or_gone | set(changes.aliases) | index.aliases_of(appeared_or_gone)
+    return index.records(set(changes.na_ids) | index.citing(cited))
 
 
 def scoped_authority_edges(

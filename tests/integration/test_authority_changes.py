@@ -14,6 +14,7 @@ import pytest
 from graph_assets.common import RECORDS_TOUCHED
 from nara_kg.demo import generate_demo_data
 from nara_kg.graph.fingerprint import graph_fingerprint
+from nara_kg.model.schema import AUTHORITY_RELATIONSHIPS
 from tests.graph_helpers import metadata_of, scalar
 from tests.integration.test_change_sets import label_score
 
@@ -91,6 +92,16 @@ def test_a_body_text_edit_relinks_only_the_authoritys_own_chunks(
     assert mentions["authorities_changed"] == 0
     assert mentions["chunks_relinked_own"] == own == mentions["chunks_relinked"]
     assert mentions["chunks_relinked_name_match"] == mentions["chunks_relinked_below"] == 0
+    # The records citing it keep their edges (it stays chosen): only its own are read again.
+    citing = scalar(
+        neo4j_driver,
+        "MATCH (:Chunk {naId: $id, chunkSeqId: 0})-[r]->(c) WHERE type(r) IN $types "
+        "RETURN count(DISTINCT c)",
+        id=na_id,
+        types=[rel.value for rel in AUTHORITY_RELATIONSHIPS],
+    )
+    assert citing > 0
+    assert metadata_of(changed, "authority_relationships")[RECORDS_TOUCHED] == 1
     _equals_a_build_from_scratch(graph_builder, neo4j_driver, data, tmp_path / "scratch", changed)
 
 

@@ -27,7 +27,6 @@ def test_no_run_when_nothing_changed_and_one_partition_when_one_file_did(
         "NARA_KG_WORK_DIR": str(tmp_path / "work"),
         "DAGSTER_HOME": str(tmp_path / "dagster_home"),
         "NARA_KG_QUESTIONS": "",
-        "NARA_KG_EXECUTOR": "in_process",
         "NARA_KG_EMBEDDING_BACKEND": "standin",
     }
     Path(env["DAGSTER_HOME"]).mkdir()
@@ -45,6 +44,8 @@ def test_no_run_when_nothing_changed_and_one_partition_when_one_file_did(
     first = build()
     assert first["run_ids"] and first["up_to_date_since_runs"] is None
     files = first["partitions"]["total"]
+    # The first build forks its steps (the default executor's multiprocess placement).
+    assert _in_one_process(env, first["run_ids"]) == [False] * len(first["run_ids"])
 
     unchanged = build()
     assert unchanged["success"] is True and unchanged["run_ids"] == []
@@ -60,6 +61,8 @@ def test_no_run_when_nothing_changed_and_one_partition_when_one_file_did(
         (run,) = [instance.get_run_by_id(run_id) for run_id in changed["run_ids"]]
         assert run is not None
         assert (run.tags[RANGE_START], run.tags[RANGE_END]) == (edited, edited)
+    # A small change runs every step in the run's own process: none is forked.
+    assert _in_one_process(env, changed["run_ids"]) == [True]
     incremental = graph_fingerprint(neo4j_driver, neo4j_settings.database)
 
     wipe(neo4j_driver)  # emptied outside a build (a reset): built again, not trusted
@@ -70,3 +73,21 @@ def test_no_run_when_nothing_changed_and_one_partition_when_one_file_did(
     full = build("--full")
     assert full["files_processed"] == files
     assert graph_fingerprint(neo4j_driver, neo4j_settings.database) == incremental
+
+
+def _in_one_process(env: dict[str, str], run_ids: list[str]) -> list[bool]:
+    """Per run: whether it asked for one process and forked no step worker."""
+    out = []
+    with dg.DagsterInstance.from_config(env["DAGSTER_HOME"]) as instance:
+        for run_id in run_ids:
+            run = instance.get_run_by_id(run_id)
+            assert run is not None
+            asked = run.run_config.get("execution", {}).get("config", {}).get("in_process")
+            forked = any(
+                record.dagster_event is not None
+                and record.dagster_event.event_type_value == "STEP_WORKER_STARTING"
+                for record in instance.all_logs(run_id)
+            )
+            assert bool(asked) != forked, (asked, forked)
+            out.append(bool(asked))
+    return out

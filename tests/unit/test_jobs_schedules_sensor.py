@@ -155,7 +155,7 @@ def test_composition_root_jobs_and_assets() -> None:
 
 
 def test_executor_is_chosen_by_environment() -> None:
-    assert executor({}).name == "multiprocess"
+    assert executor({}).name == "multiprocess_or_one_process"
     assert executor({"NARA_KG_EXECUTOR": "in_process"}).name == "in_process"
     assert executor({"NARA_KG_EXECUTOR": "k8s"}).name == "k8s"
     with pytest.raises(ValueError, match="NARA_KG_EXECUTOR"):
@@ -171,6 +171,19 @@ def test_step_processes_fork_from_a_server_that_imported_the_code_location() -> 
     assert config["max_concurrent"] == 3
     assert config["start_method"] == {"forkserver": {"preload_modules": [STEP_PRELOAD_MODULE]}}
     assert hasattr(importlib.import_module(CODE_LOCATION_MODULE), "defs")
+
+
+def test_a_run_may_ask_for_its_steps_in_one_process() -> None:
+    """The default executor forks step processes unless the run's config asks for one process
+    (what `nara-kg build` asks after a small change); other executors are not asked."""
+    from jobs import one_process_run_config
+
+    schema = executor({}).config_schema.as_field().config_type
+    assert "in_process" in schema.fields
+    assert schema.fields["in_process"].default_value is False
+    assert one_process_run_config({}) == {"execution": {"config": {"in_process": True}}}
+    assert one_process_run_config({"NARA_KG_EXECUTOR": "k8s"}) == {}
+    assert one_process_run_config({"NARA_KG_EXECUTOR": "in_process"}) == {}
 
 
 @pytest.mark.parametrize("with_home", [True, False])
