@@ -16,7 +16,6 @@ the previous memory, which the next run does not trust unless it names the chang
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +24,7 @@ from typing import Any
 from nara_kg.ingest.layout import WorkLayout
 from nara_kg.ingest.stages.changes import ChangeSet
 from nara_kg.ingest.stages.common import read_json, write_json
+from nara_kg.model.source_digest import source_digest
 
 WHOLE = "whole graph"
 CHANGED = "changed records"
@@ -64,10 +64,9 @@ class Scope:
 
 def config_digest(*params: object) -> str:
     """The graph checks' definition: their modules' source and the check's parameters."""
-    digest = hashlib.sha256(repr(params).encode())
-    for name in _SOURCES:
-        digest.update((Path(__file__).parent / name).read_bytes())
-    return digest.hexdigest()
+    return source_digest(
+        (Path(__file__).parent / name for name in _SOURCES), prefix=repr(params).encode()
+    )
 
 
 def plan_scope(
