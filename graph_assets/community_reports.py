@@ -73,7 +73,6 @@ def community_reports(
             state_path=paths.layout.report_state,
             leiden_state_path=paths.layout.leiden_state,
             scope_path=paths.layout.report_scope,
-            parts_path=paths.layout.report_parts,
         )
     leiden = read_json(paths.layout.leiden_state) or {}
     last_leiden = leiden.get("last_run", {})
@@ -99,9 +98,6 @@ def community_reports(
             "all_communities_because": result.whole_because,
             "reports_regenerated": result.generated,
             RECORDS_TOUCHED: result.records_touched,
-            "records_kept": result.records_kept,
-            "records_forgotten": result.records_forgotten,
-            "memberships_read": result.memberships_read,
             "generated": result.generated,
             "cached": result.cached,
             "copied_from_sub_community": result.copied_from_sub_community,

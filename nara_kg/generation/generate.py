@@ -25,7 +25,6 @@ from nara_kg.generation.extractive import (
     extractive_report,
 )
 from nara_kg.generation.llm import LLM, GenerationCache, cached_complete, describe, is_extractive
-from nara_kg.generation.record_parts_store import RecordPartsStore
 from nara_kg.generation.report_context import ReportContext
 from nara_kg.generation.report_parse import ReportFormatError, parse_report, repair_report
 from nara_kg.generation.report_plan import (
@@ -39,7 +38,6 @@ from nara_kg.generation.report_rows import (
     MentionTotals,
     RunRows,
     context_from_rows,
-    kept_member_row,
     mention_totals,
     merge_mention_totals,
     rank_mentioned,
@@ -84,15 +82,8 @@ class ReportRunResult:
     reports_replaced: int = 0
     #: True when the sources of every report were as the last run found them: nothing read.
     skipped: bool = False
-    #: Records whose parts (member row, relationships, mentions) were read from the graph, and
-    #: those taken from the parts kept by earlier runs (:mod:`.record_parts_store`).
+    #: Records whose rows (members, mentions) were read one by one.
     records_touched: int = 0
-    records_kept: int = 0
-    #: Records whose kept parts the run dropped before reading (queued by graph_communities).
-    records_forgotten: int = 0
-    #: Communities whose members were read from the graph (the others' are their
-    #: sub-communities').
-    memberships_read: int = 0
     #: Communities whose reports this run looked at (all, unless scoped by the change).
     communities_in_scope: int = 0
     #: Whether the run was scoped by the records whose inputs changed (report_scope), and if
@@ -144,22 +135,6 @@ def _mention_parts(
             return [], sorted(na_ids)
         covered |= child_ids
     return children, sorted(na_ids - covered)
-
-
-def _members_of_children(
-    community: dict[str, Any], done: dict[str, tuple[CommunityReport, frozenset[int]]]
-) -> frozenset[int] | None:
-    """A community's members as its sub-communities' (Leiden's levels nest), when they split
-    exactly its size between them; None when it has none, or they do not (its members are
-    then read from the graph)."""
-    children = community["children"]
-    if not children or any(child not in done for child in children):
-        return None
-    sizes = [len(done[child][1]) for child in children]
-    members = frozenset().union(*(done[child][1] for child in children))
-    if len(members) != sum(sizes) or len(members) != int(community["size"] or 0):
-        return None
-    return members
 
 
 class _EarlySummaryVectors:
@@ -271,7 +246,6 @@ def generate_community_reports(
     state_path: Path | None = None,
     leiden_state_path: Path | None = None,
     scope_path: Path | None = None,
-    parts_path: Path | None = None,
 ) -> ReportRunResult:
     """One report per community, finest level first, so that a coarser community whose members
     do not fit the budget can use its sub-communities' reports instead. With
@@ -284,10 +258,7 @@ def generate_community_reports(
     finds it unchanged, and every report current, reads no community and builds no context
     (`skipped`), unless `force`. With `scope_path` (:mod:`nara_kg.generation.report_scope`,
     filled by graph_communities), a run looks only at the communities holding a record whose
-    inputs changed since its last complete run, and at their parents; with `parts_path` as
-    well, what it reads of each record is kept there (:mod:`.record_parts_store`), and a scoped
-    run reads from the graph only the records queued since its last complete run (and any not
-    kept yet)."""
+    inputs changed since its last complete run, and at their parents."""
     sources = _sources_digest(driver, database, llm, embedder, token_budget, leiden_state_path)
     if not force and sources is not None and state_path is not None:
         known = read_json(state_path)
@@ -298,7 +269,6 @@ def generate_community_reports(
             return ReportRunResult(communities=int(known.get("communities", 0)), skipped=True)
     settings = report_settings_key(describe(llm), embedder.key, token_budget)
     scope = ReportScope(scope_path) if scope_path is not None else None
-    store = RecordPartsStore(parts_path) if scope is not None and parts_path is not None else None
     try:
         plan = plan_reports(
             driver,
@@ -309,13 +279,6 @@ def generate_community_reports(
             force=force,
             reads=report_cypher,
         )
-        forgotten = 0
-        if store is not None and scope is not None:
-            if plan.scoped:
-                for batch in scope.pending_batches(plan.seen_up_to):
-                    forgotten += store.forget(batch)
-            else:
-                store.clear()
         result = _generate_with_counts(
             driver,
             database,
@@ -327,9 +290,7 @@ def generate_community_reports(
             log=log,
             token_counts_path=token_counts_path,
             force=force,
-            store=store,
         )
-        result.records_forgotten = forgotten
         if scope is not None:
             scope.reports_written(
                 up_to=plan.seen_up_to,
@@ -338,8 +299,6 @@ def generate_community_reports(
                 settings=settings,
             )
     finally:
-        if store is not None:
-            store.close()
         if scope is not None:
             scope.close()
     if state_path is not None:
@@ -383,7 +342,6 @@ def _generate_with_counts(
     log: Log,
     token_counts_path: Path | None,
     force: bool,
-    store: RecordPartsStore | None = None,
 ) -> ReportRunResult:
     if token_counts_path is None:
         return _generate_all(
@@ -398,7 +356,6 @@ def _generate_with_counts(
             token_budget=token_budget,
             log=log,
             force=force,
-            store=store,
         )
     with remembered_token_counts(
         token_counts_path, embedder.key, embedder.count_tokens, embedder.count_tokens_many
@@ -415,7 +372,6 @@ def _generate_with_counts(
             token_budget=token_budget,
             log=log,
             force=force,
-            store=store,
         )
         result.token_counts_reused = counts.looked_up - counts.counted
         result.token_counts_new = counts.counted
@@ -438,7 +394,6 @@ def _generate_all(
     token_budget: int,
     log: Log,
     force: bool = False,
-    store: RecordPartsStore | None = None,
 ) -> ReportRunResult:
     result = ReportRunResult()
     #: community id -> (its report, its members' naIds)
@@ -450,9 +405,10 @@ def _generate_all(
     mention_totals_of: dict[str, MentionTotals] = {}
     row_costs: dict[str, int] = {}
     rows: list[dict[str, Any]] = []
-    #: each record's member row, relationships and mentions, read once (at its finest level)
-    #: and kept in `store` for the next run
-    known = report_cypher.KnownMembers(store=store, shape=kept_member_row)
+    #: each record's relationships, read at the finest level and reused at the coarser ones
+    relationships = report_cypher.OutgoingRelationships()
+    #: each record's member row, read once, at its finest level
+    known_members = report_cypher.KnownMembers()
     #: each member's and relationship's key line and context row, made once
     run_rows = RunRows()
     communities = plan.communities
@@ -460,7 +416,10 @@ def _generate_all(
     position = 0
     summaries_to_embed: list[str] = []
     repairs = ReportRepairs()
-    with _EarlySummaryVectors(embedder) as early:
+    with (
+        _EarlySummaryVectors(embedder) as early,
+        ThreadPoolExecutor(max_workers=1, thread_name_prefix="report-reader") as reader,
+    ):
         for batch in _same_level_batches(communities):
             # A community whose only sub-community has all of its members is that sub-community
             # seen one level up: it takes the sub-community's report instead of a second
@@ -473,18 +432,17 @@ def _generate_all(
                 and len(done[c["children"][0]][1]) == int(c["size"] or 0)
             }
             to_read = [c["id"] for c in batch if c["id"] not in copies]
-            for community in batch:
-                if community["id"] in copies:
-                    continue
-                from_children = _members_of_children(community, done)
-                if from_children is not None:
-                    known.member_ids[community["id"]] = from_children
-            members_of = report_cypher.members_of_many(driver, database, to_read, known=known)
-            relationships_of = report_cypher.relationships_within(
+            members_of = report_cypher.members_of_many(
+                driver, database, to_read, known=known_members
+            )
+            # The relationships are read on the reader's thread while the mentions are read here:
+            # each read leaves a core idle half the time (Neo4j answers, the driver decodes).
+            relationships_read = reader.submit(
+                report_cypher.relationships_within,
                 driver,
                 database,
                 {cid: [int(m["naId"]) for m in members_of[cid]] for cid in to_read},
-                known=known,
+                known=relationships,
             )
             # What a community's text names is its sub-communities' totals plus its other members'
             # (Leiden's levels nest, so the sub-communities split their members): each record's
@@ -495,11 +453,9 @@ def _generate_all(
                 if (cid := community["id"]) in members_of
             }
             mentions = report_cypher.mentions_of_records(
-                driver,
-                database,
-                [na_id for _, rest in parts.values() for na_id in rest],
-                known=known,
+                driver, database, [na_id for _, rest in parts.values() for na_id in rest]
             )
+            relationships_of = relationships_read.result()
             for community in batch:
                 position += 1
                 community_id = community["id"]
@@ -621,7 +577,6 @@ def _generate_all(
     result.summaries_embedded = len(pending)
     result.communities, result.per_level, result.scoped = plan.total, plan.per_level, plan.scoped
     result.whole_because = plan.whole_because
-    result.records_touched, result.records_kept = known.read_from_graph, known.read_from_store
-    result.memberships_read = known.memberships_read
+    result.records_touched = len(known_members.rows)
     result.reports_repaired, result.reports_replaced = repairs.repaired, repairs.replaced
     return result

@@ -36,36 +36,13 @@ def _header_field(text: str | None, name: str) -> str | None:
     return None
 
 
-#: Characters of a member's body its context shows.
-EXCERPT_CHARS = 300
-
-
-def _excerpt(text: str | None, limit: int = EXCERPT_CHARS) -> str | None:
+def _excerpt(text: str | None, limit: int = 300) -> str | None:
     """The body of a chunk without its search header (the header only repeats the title)."""
     if not text:
         return None
     body = text.split("\n\n", 1)[1] if "\n\n" in text else ""
     body = " ".join(body.split())
     return body[:limit] or None
-
-
-def kept_text(text: str | None) -> str | None:
-    """What a report reads of a member's text: its search header whole and the start of its
-    body, whitespace collapsed, one character past the excerpt (the excerpt collapses
-    whitespace again, and a cut that ends in a space must still give the same excerpt). Equal
-    to the whole text for :func:`_excerpt` and :func:`_header_field`, and what a report's input
-    key hashes, so that the key is the same whether the row came from the graph or was kept."""
-    if not text:
-        return text
-    header, separator, body = text.partition("\n\n")
-    if not separator:
-        return header
-    return f"{header}\n\n{' '.join(body.split())[: EXCERPT_CHARS + 1]}"
-
-
-def kept_member_row(row: dict[str, Any]) -> dict[str, Any]:
-    """A member row with its text cut to :func:`kept_text`."""
-    return {**row, "text": kept_text(row.get("text"))}
 
 
 #: Authorities listed in a report context's Mentioned table.

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from neo4j import Driver
 
@@ -90,28 +90,11 @@ MATCH (m:{Label.CHUNK})-[:{Rel.IN_COMMUNITY}*1..12]->(c)
 RETURN id, collect(m.{Prop.NA_ID}) AS naIds
 """
 
-#: Everything a report reads of each given record (members are first chunks): its member row,
-#: its degree over every relationship of the projection's types (a relationship's prominence
-#: is the sum of its ends'), the records its relationships point at and the authorities its
-#: chunks name (MENTIONED_IN), with the times named. One row per record, so that the rows can be
-#: kept by naId between runs (:class:`KnownMembers`' store).
-RECORD_PARTS = f"""
+#: The member rows of the given records (members are first chunks).
+MEMBER_ROWS = f"""
 UNWIND $naIds AS id
 MATCH (m:{Label.CHUNK} {{{Prop.CHUNK_ID}: toString(id) + '-0'}})
-RETURN {_MEMBER} AS member,
-       COUNT {{ (m)-[:{_RELS}]-() }} AS relDegree,
-       COLLECT {{
-           MATCH (m)-[r:{_RELS}]->(b:{Label.CHUNK}) WHERE b.{Prop.CHUNK_SEQ_ID} = 0
-           RETURN [b.{Prop.NA_ID}, type(r)]
-       }} AS outgoing,
-       COLLECT {{
-           MATCH (a:{Label.CHUNK})-[r:{Rel.MENTIONED_IN}]->(:{Label.CHUNK} {{{Prop.NA_ID}: id}})
-           WITH a, sum(r.{MentionProp.COUNT}) AS count
-           RETURN {{
-               authority: a.{Prop.NA_ID}, heading: coalesce(a.{Prop.HEADING}, a.{Prop.TITLE}),
-               type: a.{Prop.NODE_TYPE}, count: count
-           }}
-       }} AS mentions
+RETURN {_MEMBER} AS member
 """
 
 #: The `$limit` members of highest degree of each community, without their text: what the
@@ -131,6 +114,35 @@ CALL (c) {{
     }}) AS members
 }}
 RETURN id, members
+"""
+
+#: Relationships leaving the given first chunks, with the summed degree of both ends; the
+#: caller keeps those whose target is in the same community. One row per source record (its
+#: relationships as a list): a row per relationship cost more in the driver than the query.
+RELATIONSHIPS_FROM = f"""
+UNWIND $naIds AS id
+MATCH (a:{Label.CHUNK} {{{Prop.NA_ID}: id, {Prop.CHUNK_SEQ_ID}: 0}})
+WITH a, COUNT {{ (a)-[:{_RELS}]-() }} AS sourceDegree
+MATCH (a)-[r:{_RELS}]->(b:{Label.CHUNK})
+WHERE b.{Prop.CHUNK_SEQ_ID} = 0
+RETURN a.{Prop.NA_ID} AS source, coalesce(a.{Prop.TITLE}, a.{Prop.HEADING}) AS sourceTitle,
+       collect({{
+           target: b.{Prop.NA_ID}, type: type(r),
+           targetTitle: coalesce(b.{Prop.TITLE}, b.{Prop.HEADING}),
+           degree: sourceDegree + COUNT {{ (b)-[:{_RELS}]-() }}
+       }}) AS outgoing
+"""
+
+#: The authorities named in the given records' chunks (MENTIONED_IN), with the times named;
+#: one row per record.
+MENTIONS_OF_RECORDS = f"""
+UNWIND $naIds AS id
+MATCH (a:{Label.CHUNK})-[r:{Rel.MENTIONED_IN}]->(:{Label.CHUNK} {{{Prop.NA_ID}: id}})
+WITH id, a, sum(r.{MentionProp.COUNT}) AS count
+RETURN id AS record, collect({{
+    authority: a.{Prop.NA_ID}, heading: coalesce(a.{Prop.HEADING}, a.{Prop.TITLE}),
+    type: a.{Prop.NODE_TYPE}, count: count
+}}) AS mentions
 """
 
 WRITE_REPORTS = f"""
@@ -190,9 +202,6 @@ RETURN c.{_C.ID} AS id, c.{_C.LEVEL} AS level, c.{_C.SIZE} AS size, c.{_C.REPORT
 ORDER BY c.{_C.ID}
 """
 
-#: naIds per read of :data:`RECORD_PARTS` or of a store.
-_KEYS_PER_READ = 5_000
-
 LEVELS = (
     f"MATCH (c:{Label.COMMUNITY}) WHERE c.{_C.REPORT} IS NOT NULL "
     f"RETURN c.{_C.LEVEL} AS level, count(*) AS reports ORDER BY level"
@@ -242,125 +251,31 @@ def members(driver: Driver, database: str, community_id: str) -> Sequence[dict[s
     return [row["member"] for row in read_all(driver, database, MEMBERS, id=community_id)]
 
 
-class RecordPartsStore(Protocol):
-    """Where :class:`KnownMembers` keeps records' parts between runs (naId -> the parts of
-    :func:`record_parts`); the caller drops the records whose parts may have changed."""
-
-    def get_many(self, na_ids: Sequence[int]) -> dict[int, dict[str, Any]]: ...
-
-    def put_many(self, parts: Mapping[int, dict[str, Any]]) -> None: ...
-
-
-def record_parts(row: Mapping[str, Any]) -> dict[str, Any]:
-    """One row of :data:`RECORD_PARTS` as kept: member row, degree, (target, type) pairs sorted,
-    mention rows sorted by authority (the graph returns both in its store's order)."""
-    return {
-        "member": dict(row["member"]),
-        "relDegree": int(row["relDegree"]),
-        "outgoing": sorted([int(target), str(rel_type)] for target, rel_type in row["outgoing"]),
-        "mentions": sorted(
-            (dict(mention) for mention in row["mentions"]), key=lambda m: int(m["authority"])
-        ),
-    }
-
-
 @dataclass
 class KnownMembers:
-    """Records' parts read once per run, and with a `store` kept between runs: Leiden's levels
-    nest, so every level's communities hold the same records, and a coarse community in the
-    scope of a small change holds most records. Each record's member row, degree, outgoing
-    relationships and mentions are read from the graph once, the first time a community holds
-    it (taken from `store` when kept there), and a community's relationships and rows are made
-    from these in memory: a relationship's titles and degree come from its ends' parts, so a
-    record's kept parts hold nothing of another record that could change without it.
-    `shape` is applied to each member row as read (what of it is kept)."""
+    """Member rows read once per run: Leiden's levels nest, so every level's communities hold
+    the same records, and reading each level's members with their text read every record's row
+    once per level. Coarser levels read their members' naIds and only the rows not read yet
+    (records that joined a community at that level)."""
 
     rows: dict[int, dict[str, Any]] = field(default_factory=dict)
-    rel_degrees: dict[int, int] = field(default_factory=dict)
-    outgoing: dict[int, tuple[tuple[int, str], ...]] = field(default_factory=dict)
-    mentions: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
-    store: RecordPartsStore | None = None
-    shape: Callable[[dict[str, Any]], dict[str, Any]] | None = None
-    #: Community id -> its members' naIds, where the caller knows them (a coarse community's
-    #: are its sub-communities'): :meth:`of_many` reads the others' from the graph.
-    member_ids: dict[str, frozenset[int]] = field(default_factory=dict)
-    #: Records whose parts were read from the graph, and those taken from the store.
-    read_from_graph: int = 0
-    read_from_store: int = 0
-    #: Communities whose members' naIds were read from the graph.
-    memberships_read: int = 0
-
-    def ensure(self, driver: Driver, database: str, na_ids: Iterable[int]) -> None:
-        """Have the parts of these records (those in the graph), reading only the new ones."""
-        missing = sorted({int(n) for n in na_ids} - self.rows.keys())
-        if missing and self.store is not None:
-            for start in range(0, len(missing), _KEYS_PER_READ):
-                kept = self.store.get_many(missing[start : start + _KEYS_PER_READ])
-                for na_id, parts in kept.items():
-                    self._keep(na_id, parts)
-                self.read_from_store += len(kept)
-            missing = [n for n in missing if n not in self.rows]
-        for start in range(0, len(missing), _KEYS_PER_READ):
-            batch = missing[start : start + _KEYS_PER_READ]
-            read: dict[int, dict[str, Any]] = {}
-            for row in read_values(driver, database, RECORD_PARTS, naIds=batch):
-                parts = record_parts(row)
-                if self.shape is not None:
-                    parts["member"] = self.shape(parts["member"])
-                na_id = int(parts["member"]["naId"])
-                read[na_id] = parts
-                self._keep(na_id, parts)
-            self.read_from_graph += len(read)
-            if self.store is not None and read:
-                self.store.put_many(read)
-
-    def _keep(self, na_id: int, parts: Mapping[str, Any]) -> None:
-        self.rows[na_id] = parts["member"]
-        self.rel_degrees[na_id] = int(parts["relDegree"])
-        self.outgoing[na_id] = tuple(
-            (int(target), sys.intern(str(rel_type))) for target, rel_type in parts["outgoing"]
-        )
-        self.mentions[na_id] = [{"record": na_id, **mention} for mention in parts["mentions"]]
 
     def of_many(
         self, driver: Driver, database: str, community_ids: Sequence[str]
     ) -> dict[str, list[dict[str, Any]]]:
-        unknown = [cid for cid in community_ids if cid not in self.member_ids]
         found = {
-            row["id"]: sorted(int(na_id) for na_id in row["naIds"])
-            for row in (
-                read_values(driver, database, MEMBER_IDS_OF_MANY, ids=unknown) if unknown else []
-            )
+            row["id"]: [int(na_id) for na_id in row["naIds"]]
+            for row in read_values(driver, database, MEMBER_IDS_OF_MANY, ids=list(community_ids))
         }
-        self.memberships_read += len(unknown)
-        for cid in community_ids:
-            if cid in self.member_ids:
-                found[cid] = sorted(self.member_ids.pop(cid))
-        self.ensure(driver, database, (n for na_ids in found.values() for n in na_ids))
+        missing = sorted({n for na_ids in found.values() for n in na_ids} - self.rows.keys())
+        if missing:
+            for row in read_values(driver, database, MEMBER_ROWS, naIds=missing):
+                member = row["member"]
+                self.rows[int(member["naId"])] = member
         return {
             community_id: [self.rows[n] for n in found.get(community_id, []) if n in self.rows]
             for community_id in community_ids
         }
-
-    def within(self, na_ids: Sequence[int]) -> list[dict[str, Any]]:
-        """The relationships between the given (read) records: source, sourceTitle, target,
-        type, targetTitle, degree (the sum of both ends' degrees)."""
-        inside = set(na_ids)
-        rows = self.rows
-        return [
-            {
-                "source": source,
-                "sourceTitle": rows[source]["title"],
-                "target": target,
-                "type": rel_type,
-                "targetTitle": rows[target]["title"],
-                "degree": self.rel_degrees[source] + self.rel_degrees[target],
-            }
-            for source in na_ids
-            if source in rows
-            for target, rel_type in self.outgoing.get(source, ())
-            if target in inside and target in rows
-        ]
 
 
 def members_of_many(
@@ -391,27 +306,78 @@ def top_members_of_many(
     return {community_id: found.get(community_id, []) for community_id in community_ids}
 
 
+@dataclass
+class OutgoingRelationships:
+    """Records' relationships to other records (target naId, type, degree of both ends), read
+    once per run: Leiden's levels nest, so every level's communities hold the same records, and
+    reading them per level read every relationship once per level (four times here). Kept as
+    tuples with one title per record, since a run ends up holding the whole graph's."""
+
+    titles: dict[int, str | None] = field(default_factory=dict)
+    outgoing: dict[int, tuple[tuple[int, str, int], ...]] = field(default_factory=dict)
+
+    def read(self, driver: Driver, database: str, na_ids: Iterable[int]) -> None:
+        """Read the records not read yet."""
+        missing = sorted({na_id for na_id in na_ids if na_id not in self.outgoing})
+        if not missing:
+            return
+        for row in read_values(driver, database, RELATIONSHIPS_FROM, naIds=missing):
+            source = int(row["source"])
+            self.titles[source] = row["sourceTitle"]
+            edges = []
+            for rel in row["outgoing"]:
+                target = int(rel["target"])
+                self.titles.setdefault(target, rel["targetTitle"])
+                edges.append((target, sys.intern(str(rel["type"])), int(rel["degree"])))
+            self.outgoing[source] = tuple(edges)
+        for na_id in missing:
+            self.outgoing.setdefault(na_id, ())
+
+    def within(self, na_ids: Sequence[int]) -> list[dict[str, Any]]:
+        """The relationships between the given (read) records, as rows of
+        :data:`RELATIONSHIPS_FROM` flattened: source, sourceTitle, target, type, targetTitle,
+        degree."""
+        inside = set(na_ids)
+        return [
+            {
+                "source": source,
+                "sourceTitle": self.titles.get(source),
+                "target": target,
+                "type": rel_type,
+                "targetTitle": self.titles.get(target),
+                "degree": degree,
+            }
+            for source in na_ids
+            for target, rel_type, degree in self.outgoing.get(source, ())
+            if target in inside
+        ]
+
+
 def relationships_within(
     driver: Driver,
     database: str,
     groups: dict[str, list[int]],
-    known: KnownMembers | None = None,
+    known: OutgoingRelationships | None = None,
 ) -> dict[str, list[dict[str, Any]]]:
     """For each community (id -> member naIds), the relationships between its members; `known`
     keeps what was read for the next call (the next level)."""
-    known = KnownMembers() if known is None else known
-    known.ensure(driver, database, (na_id for na_ids in groups.values() for na_id in na_ids))
+    known = OutgoingRelationships() if known is None else known
+    known.read(driver, database, (na_id for na_ids in groups.values() for na_id in na_ids))
     return {community_id: known.within(na_ids) for community_id, na_ids in groups.items()}
 
 
 def mentions_of_records(
-    driver: Driver, database: str, na_ids: Sequence[int], known: KnownMembers | None = None
+    driver: Driver, database: str, na_ids: Sequence[int]
 ) -> dict[int, list[dict[str, Any]]]:
-    """Per record naId, the authorities its chunks name (authority, heading, type, count);
-    records that name none are left out."""
-    known = KnownMembers() if known is None else known
-    known.ensure(driver, database, na_ids)
-    return {n: known.mentions[n] for n in sorted(set(na_ids)) if known.mentions.get(n)}
+    """Per record naId, the authorities its chunks name (rows of :data:`MENTIONS_OF_RECORDS`)."""
+    wanted = sorted(set(na_ids))
+    found: dict[int, list[dict[str, Any]]] = {}
+    if wanted:
+        for row in read_values(driver, database, MENTIONS_OF_RECORDS, naIds=wanted):
+            found[int(row["record"])] = [
+                {"record": row["record"], **mention} for mention in row["mentions"]
+            ]
+    return found
 
 
 def write_reports(driver: Driver, database: str, rows: list[dict[str, Any]]) -> int:

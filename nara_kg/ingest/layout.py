@@ -164,12 +164,6 @@ class WorkLayout:
         return self.root / "graph-state" / "projection-changes.sqlite"
 
     @property
-    def report_parts(self) -> Path:
-        """What community_reports read of each record, kept between its runs
-        (nara_kg.generation.record_parts_store)."""
-        return self.root / "graph-state" / "report-parts.sqlite"
-
-    @property
     def leiden_state(self) -> Path:
         """What graph_communities last read and wrote (digests) and the result it reported."""
         return self.root / "graph-state" / "leiden.json"

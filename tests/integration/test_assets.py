@@ -292,7 +292,7 @@ def test_batched_context_reads_match_one_community_at_a_time(
     assert found
     # Read once per run: the next level's call finds every record read (it needs no driver).
     groups = {cid: [m["naId"] for m in many[cid]] for cid in ids}
-    known = report_cypher.KnownMembers()
+    known = report_cypher.OutgoingRelationships()
     first = report_cypher.relationships_within(neo4j_driver, db, groups, known=known)
     assert report_cypher.relationships_within(cast(Any, None), db, groups, known=known) == first
     assert {(r["source"], r["target"]) for rows in first.values() for r in rows} == {

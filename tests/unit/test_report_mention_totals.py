@@ -69,13 +69,15 @@ class FakeReports:
             for cid in ids
         }
 
+    OutgoingRelationships = report_cypher.OutgoingRelationships
+
     def relationships_within(
         self, driver: Any, database: str, groups: dict[str, list[int]], known: Any = None
     ) -> dict[str, list[Any]]:
         return {cid: [] for cid in groups}
 
     def mentions_of_records(
-        self, driver: Any, database: str, na_ids: list[int], known: Any = None
+        self, driver: Any, database: str, na_ids: list[int]
     ) -> dict[int, list[dict[str, Any]]]:
         self.mentions_read.extend(na_ids)
         return {n: [{"record": n, **row} for row in MENTIONS[n]] for n in na_ids}
