@@ -18,6 +18,7 @@ from graph_assets.entity_mentions import entity_mentions
 from graph_assets.partitions import is_full_rebuild
 from graph_assets.relationships import authority_relationships, includes_relationships
 from nara_kg.build import communities as build_communities
+from nara_kg.build.sync_state import written_by_another
 from resources import Neo4jResource, PipelinePaths
 
 
@@ -46,10 +47,13 @@ def size_distribution_rows(distribution: Mapping[str, int]) -> list[dict[str, An
         "`-[:IN_COMMUNITY]->` their finest community, each community `-[:IN_COMMUNITY]->` its "
         "parent. Singletons get "
         "no Community node; components are clustered separately by construction. Ids are "
-        "canonical (level and the smallest member's naId). The projection is digested as it "
-        "streams (projection_digest): when it and the graph's communities are as the last run "
-        "left them, Leiden is skipped (leiden_skipped). Each record's row hash and edges are "
-        "compared with the last stream's as they pass, and the records whose report inputs "
+        "canonical (level and the smallest member's naId). The projection's digest "
+        "(projection_digest) is a sum of its records' digests: only the records the graph "
+        "writers touched since the last run are read again (records_streamed), the whole "
+        "projection on the first run, the full rebuild or state that does not match "
+        "(whole_stream_because). When it and the graph's communities are as the last run "
+        "left them, Leiden is skipped (leiden_skipped). Each record read is "
+        "compared with the last stream's, and the records whose report inputs "
         "changed are queued for community_reports (report_records_changed). With "
         "NARA_KG_LEIDEN_SEEDED=1 a changed "
         "projection starts Leiden from the last run's level-0 communities (seeded, GDS "
@@ -63,15 +67,18 @@ def graph_communities(
     context: dg.AssetExecutionContext, neo4j: Neo4jResource, paths: PipelinePaths
 ) -> dg.MaterializeResult:
     metadata: dict[str, Any] = {}
+    driver = neo4j.get_driver()
     with timed(metadata):
         result = build_communities.detect_communities(
-            neo4j.get_driver(),
+            driver,
             neo4j.database,
             neo4j.get_gds(),
             state_path=paths.layout.leiden_state,
             force=is_full_rebuild(context),
             seed=paths.leiden_seeded,
             report_scope_path=paths.layout.report_scope,
+            changes_path=paths.layout.projection_changes,
+            written_elsewhere=written_by_another(driver, neo4j.database, paths.layout),
         )
     if not result.leiden_ran:
         context.log.info("projection and communities unchanged since the last run: Leiden skipped")
@@ -91,6 +98,8 @@ def graph_communities(
             "communities_changed": result.communities_changed,
             RECORDS_TOUCHED: result.records_touched,
             "report_records_changed": result.report_records_changed,
+            "records_streamed": result.records_streamed,
+            "whole_stream_because": result.whole_stream_because or "",
             "projected_nodes": result.nodes,
             "projected_relationships": result.relationships,
             "levels": result.levels,

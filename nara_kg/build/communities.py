@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from neo4j import Driver
 
+from nara_kg.build.projection_changes import ProjectionChanges
 from nara_kg.generation.report_scope import ReportScope
-from nara_kg.graph.communities import ProjectionDigests
+from nara_kg.graph.communities import DigestSums, ProjectionDigests
 from nara_kg.ingest.stages.common import read_json, write_json
 
 
@@ -40,6 +42,11 @@ class CommunityResult:
     records_touched: int = 0
     #: Records whose row or edges differ from the last stream's (queued for the reports).
     report_records_changed: int = 0
+    #: Projected records read from the graph to digest the projection.
+    records_streamed: int = 0
+    #: Why every projected record was read rather than those the writers touched (None: only
+    #: those were).
+    whole_stream_because: str | None = None
 
 
 def _size_bucket(size: int) -> str:
@@ -66,6 +73,45 @@ def can_skip_leiden(
     )
 
 
+#: Past this share of the stored records touched, one stream of the whole projection costs less
+#: than asking for the touched ones by key.
+WHOLE_STREAM_SHARE = 0.5
+
+
+def whole_stream_because(
+    *,
+    force: bool,
+    stored: DigestSums | None,
+    stored_log: str | None,
+    log: str | None,
+    every_record: bool,
+    written_elsewhere: bool,
+    touched: int,
+) -> str | None:
+    """Why graph_communities reads the whole projection rather than the records the writers
+    touched (:mod:`nara_kg.build.projection_changes`), or None when those suffice: the stored
+    digests (`stored`, with the id of the change log they were last brought up to date from,
+    `stored_log`) describe the graph as the last run read it, and the log (`log`) holds every
+    change since. A graph emptied or edited behind the writers' backs is caught by the writers
+    themselves (:mod:`nara_kg.build.sync_state`): they compare it whole and note what they
+    write again; one another work folder wrote is not this log's to describe."""
+    if force:
+        return "full rebuild"
+    if log is None:
+        return "no change log"
+    if stored is None:
+        return "no stored digests (first run)"
+    if stored_log != log:
+        return "the change log is not the one the digests were last updated from"
+    if every_record:
+        return "a writer noted every record (first-load import, LLM mentions)"
+    if written_elsewhere:
+        return "another work folder wrote the graph"
+    if touched > WHOLE_STREAM_SHARE * stored.records:
+        return f"{touched} of {stored.records} records touched"
+    return None
+
+
 def detect_communities(
     driver: Driver,
     database: str,
@@ -75,11 +121,18 @@ def detect_communities(
     force: bool = False,
     seed: bool = False,
     report_scope_path: Path | None = None,
+    changes_path: Path | None = None,
+    written_elsewhere: bool = False,
 ) -> CommunityResult:
     """Hierarchical Leiden over first chunks; Community nodes and IN_COMMUNITY by difference.
 
-    The projection is digested as it streams from Neo4j (nothing of it held here). With
-    `state_path`, the digests and the result are remembered there: a run whose projection and
+    The projection's digests are sums of its records' (:class:`DigestSums`), kept with each
+    record's in the report scope (`report_scope_path`): with the change log the graph writers
+    fill (`changes_path`, :mod:`nara_kg.build.projection_changes`), only the records they
+    touched are read from Neo4j and the sums updated from them; the first run, the full
+    rebuild, state that does not match (:func:`whole_stream_because`) read every record, as one
+    stream (nothing of it held here). The log is drained only once the digests are committed.
+    With `state_path`, the digests and the result are remembered there: a run whose projection and
     communities are as the last run left them reports the remembered result without running
     Leiden. With `seed`, one whose projection changed starts Leiden from the last run's
     communities (seeded), so that regions the change did not reach keep their members and ids
@@ -89,10 +142,18 @@ def detect_communities(
     from nara_kg.graph import communities as community_cypher
     from nara_kg.model.community_hierarchy import build_hierarchy, canonical_assignments
 
-    digests, report_records_changed = _read_digests(driver, database, report_scope_path)
     known = read_json(state_path) if state_path is not None else None
     before = community_cypher.community_state(driver, database)
     graph_digest = community_cypher.digest_of_state(before)
+    stream = _read_digests(
+        driver,
+        database,
+        report_scope_path,
+        changes_path,
+        force=force,
+        written_elsewhere=written_elsewhere,
+    )
+    digests, report_records_changed = stream.digests, stream.report_records_changed
     if not force and can_skip_leiden(known, digests.projection, graph_digest):
         assert known is not None
         remembered = dict(known["result"])
@@ -105,6 +166,8 @@ def detect_communities(
             projection_digest=digests.projection,
             content_digest=digests.content,
             report_records_changed=report_records_changed,
+            records_streamed=stream.records_streamed,
+            whole_stream_because=stream.whole_because,
         )
         if state_path is not None:
             write_json(
@@ -142,6 +205,8 @@ def detect_communities(
         communities_changed=changed_communities(previous_hashes, member_hashes),
         report_records_changed=report_records_changed,
         records_touched=len(leiden.assignments),
+        records_streamed=stream.records_streamed,
+        whole_stream_because=stream.whole_because,
     )
     if state_path is not None:
         remembered = {k: v for k, v in asdict(result).items() if k in _REMEMBERED}
@@ -162,24 +227,79 @@ def detect_communities(
     return result
 
 
+@dataclass(frozen=True)
+class _Stream:
+    digests: ProjectionDigests
+    report_records_changed: int
+    records_streamed: int
+    whole_because: str | None
+
+
 def _read_digests(
-    driver: Driver, database: str, report_scope_path: Path | None
-) -> tuple[ProjectionDigests, int]:
+    driver: Driver,
+    database: str,
+    report_scope_path: Path | None,
+    changes_path: Path | None,
+    *,
+    force: bool,
+    written_elsewhere: bool,
+) -> _Stream:
     """The projection's digests and how many records changed; with `report_scope_path`,
-    each record is also compared with the last stream's, so that community_reports learns
+    each record read is also compared with the last stream's, so that community_reports learns
     whose report inputs changed (:mod:`nara_kg.generation.report_scope`)."""
     from nara_kg.graph import communities as community_cypher
 
     if report_scope_path is None:
-        return community_cypher.read_projection_digests(driver, database), 0
-    with ReportScope(report_scope_path) as scope:
-        comparison = scope.comparison()
-        try:
-            digests = community_cypher.read_projection_digests(driver, database, comparison.add)
-        except BaseException:
-            comparison.abort()
-            raise
-        return digests, comparison.finish()
+        digests = community_cypher.read_projection_digests(driver, database)
+        return _Stream(digests, 0, digests.records, "no report scope")
+    with (
+        ReportScope(report_scope_path) as scope,
+        _open_log(changes_path) as log,
+    ):
+        log_id = log.store_id() if log is not None else None
+        up_to = log.high_water() if log is not None else 0
+        stored, stored_log = scope.sums(), scope.changes_store()
+        # Counted only when it can matter: after a first build the log holds every record.
+        counted = log is not None and stored is not None and stored_log == log_id
+        because = whole_stream_because(
+            force=force,
+            stored=stored,
+            stored_log=stored_log,
+            log=log_id,
+            every_record=log is not None and log.every_record(up_to),
+            written_elsewhere=written_elsewhere,
+            touched=log.count(up_to) if counted and log is not None else 0,
+        )
+        with scope.transaction():
+            if because is not None or stored is None or log is None:
+                comparison = scope.comparison()
+                sums = community_cypher.read_projection_sums(driver, database, comparison.add)
+                changed = comparison.finish()
+                scope.set_sums(sums, log_id)
+                streamed = sums.records
+            else:
+                touched = scope.touched_comparison(stored)
+                streamed = 0
+                for ids in log.batches(up_to):
+                    for asked, records in community_cypher.read_projected_records(
+                        driver, database, ids
+                    ):
+                        touched.add(asked, records)
+                        streamed += len(records)
+                changed = touched.finish(log_id)
+                sums = touched.sums
+        if log is not None:
+            log.drain(up_to)
+    return _Stream(sums.digests(), changed, streamed, because)
+
+
+@contextmanager
+def _open_log(path: Path | None) -> Iterator[ProjectionChanges | None]:
+    if path is None:
+        yield None
+        return
+    with ProjectionChanges(path) as log:
+        yield log
 
 
 #: What a skipped run reports of the run that found its communities.

@@ -10,7 +10,9 @@ import pyarrow as pa
 from neo4j import Driver
 
 from nara_kg.build import sync_state
+from nara_kg.build.projection_changes import ends_of, mark_touched
 from nara_kg.graph import relationships as edge_cypher
+from nara_kg.graph.communities import COMMUNITY_RELATIONSHIPS
 from nara_kg.ingest.layout import WorkLayout
 from nara_kg.ingest.stages.changes import WriterPlan, plan_for, read_changes
 from nara_kg.model.edges import Edge
@@ -68,6 +70,22 @@ def _current(
     return edge_cypher.existing_edges(driver, database, rel_type), "graph"
 
 
+def _write(
+    driver: Driver,
+    database: str,
+    layout: WorkLayout | None,
+    rel_type: str,
+    to_add: list[Edge],
+    to_remove: list[Edge],
+) -> None:
+    """Add and remove edges; the ends of a projected type's are first noted for
+    graph_communities (:mod:`nara_kg.build.projection_changes`)."""
+    if rel_type in COMMUNITY_RELATIONSHIPS:
+        mark_touched(layout, ends_of([*to_add, *to_remove]))
+    edge_cypher.merge_edges(driver, database, rel_type, to_add)
+    edge_cypher.delete_edges(driver, database, rel_type, to_remove)
+
+
 def sync_edges(
     driver: Driver,
     database: str,
@@ -92,8 +110,7 @@ def sync_edges(
         synced.begin()
     to_add = sorted(desired - current)
     to_remove = sorted(current - desired)
-    edge_cypher.merge_edges(driver, database, rel_type, to_add)
-    edge_cypher.delete_edges(driver, database, rel_type, to_remove)
+    _write(driver, database, layout, rel_type, to_add, to_remove)
     if synced is not None:
         ordered = sorted(desired)
         synced.commit(
@@ -129,8 +146,7 @@ def sync_scoped(
     synced.begin()
     to_add = sorted(desired - current)
     to_remove = sorted(current - desired)
-    edge_cypher.merge_edges(driver, database, rel_type, to_add)
-    edge_cypher.delete_edges(driver, database, rel_type, to_remove)
+    _write(driver, database, synced.layout, rel_type, to_add, to_remove)
     synced.commit_changes(generation)
     return SyncResult(
         rel_type, len(desired), len(to_add), len(to_remove), "changes", records_touched

@@ -20,6 +20,7 @@ import numpy as np
 from neo4j import Driver
 
 from nara_kg.build.mentions import build_linker
+from nara_kg.build.projection_changes import mark_every_record
 from nara_kg.generation.entity_extraction import (
     DEFAULT_MAX_GLEANINGS,
     ChunkExtraction,
@@ -111,6 +112,9 @@ def extract_entities(
                 last_report = time.monotonic()
                 log(f"entity extraction: {result.chunks_sent}/{len(described)} chunks")
             _gather(row, extraction, resolver, result, entities, related, mentions)
+    # Which records its MENTIONED_IN reach is not worked out here: graph_communities reads
+    # the whole projection again after any change.
+    mark_every_record(layout)
     result.sync = sync_extraction(driver, database, entities, related, mentions)
     return result
 

@@ -57,6 +57,7 @@ from nara_kg.build.mentions import (
     link_mentions,
     record_context,
 )
+from nara_kg.build.projection_changes import ends_of, mark_touched
 from nara_kg.graph import mentions as mention_cypher
 from nara_kg.ingest.layout import WorkLayout
 from nara_kg.ingest.stages.changes import ChangeSet, chunks_of_records, plan_for, read_changes
@@ -175,6 +176,7 @@ def _sync_scoped(
     synced.begin()
     to_write = sorted(edge for edge, value in desired.items() if current.get(edge) != value)
     to_remove = sorted(set(current) - set(desired))
+    mark_touched(synced.layout, ends_of([*to_write, *to_remove]))
     mention_cypher.write_mentions(driver, database, [[a, b, *desired[(a, b)]] for a, b in to_write])
     mention_cypher.delete_mentions(driver, database, [list(edge) for edge in to_remove])
     synced.commit_changes(generation)

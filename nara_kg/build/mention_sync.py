@@ -9,6 +9,7 @@ import pyarrow as pa
 from neo4j import Driver
 
 from nara_kg.build import sync_state
+from nara_kg.build.projection_changes import ends_of, mark_touched
 from nara_kg.graph import mentions as mention_cypher
 from nara_kg.graph.mentions import MENTION_COUNT, DesiredMentions
 from nara_kg.ingest.layout import WorkLayout
@@ -74,6 +75,7 @@ def sync_mentions(
         synced.begin()
     to_write = sorted(edge for edge, value in desired.items() if current.get(edge) != value)
     to_remove = sorted(set(current) - set(desired))
+    mark_touched(layout, ends_of([*to_write, *to_remove]))
     mention_cypher.write_mentions(driver, database, [[a, b, *desired[(a, b)]] for a, b in to_write])
     mention_cypher.delete_mentions(driver, database, [list(edge) for edge in to_remove])
     added = sum(1 for edge in to_write if edge not in current)

@@ -13,13 +13,15 @@ import pyarrow as pa
 from neo4j import Driver
 
 from nara_kg.build import sync_state
+from nara_kg.build.projection_changes import mark_touched, record_of
 from nara_kg.graph import nodes as node_cypher
+from nara_kg.graph.communities import COMMUNITY_RELATIONSHIPS
 from nara_kg.ingest.layout import WorkLayout
 from nara_kg.ingest.stages.changes import ChangeSet, chunks_of_records, plan_for, read_changes
 from nara_kg.ingest.stages.chunks import iter_chunks
 from nara_kg.ingest.stages.record_index import RecordIndex
 from nara_kg.model.progress import Log, quiet
-from nara_kg.model.schema import Prop
+from nara_kg.model.schema import Prop, Rel
 from nara_kg.model.tables import Col
 
 
@@ -45,6 +47,8 @@ _SNAPSHOT_ID, _SNAPSHOT_HASH = "chunkId", "rowHash"
 _SNAPSHOT_SCHEMA = pa.schema([(_SNAPSHOT_ID, pa.string()), (_SNAPSHOT_HASH, pa.string())])
 #: Not a row hash: a chunk the graph does not hold.
 _ABSENT = object()
+#: The relationships graph_communities' projection is made of.
+_PROJECTED = (*COMMUNITY_RELATIONSHIPS, Rel.MENTIONED_IN.value)
 
 
 def _existing(
@@ -111,9 +115,17 @@ def _delete_stale(
     log: Log,
 ) -> None:
     """Delete `stale` chunk nodes, first recording the relationships they take along (the
-    relationship writers' counts drop by those)."""
+    relationship writers' counts drop by those) and, for graph_communities, their records and
+    the records at the other end of the projected relationships they take along
+    (:mod:`nara_kg.build.projection_changes`)."""
     result.records_removed = sum(1 for chunk_id in stale if chunk_id.endswith("-0"))
     along = node_cypher.relationship_counts(driver, database, stale) if stale else {}
+    if stale and layout is not None:
+        mark_touched(
+            layout,
+            {record_of(chunk_id) for chunk_id in stale}
+            | node_cypher.neighbour_records(driver, database, stale, _PROJECTED),
+        )
     sync_state.record_node_deletions(layout, generation, along)
     if stale:
         result.deleted = node_cypher.delete_chunks(driver, database, stale)
@@ -152,6 +164,9 @@ def _sync_changed(
         if node["props"][Prop.CHUNK_SEQ_ID] == 0:
             result.records_written += 1
         by_type.setdefault(row[Col.NODE_TYPE], []).append(node)
+    mark_touched(
+        layout, {int(row["props"][Prop.NA_ID]) for rows in by_type.values() for row in rows}
+    )
     for node_type, rows in by_type.items():
         node_cypher.upsert_nodes(driver, database, node_type, rows)
         result.written += len(rows)
@@ -197,6 +212,7 @@ def _sync_whole(
             nonlocal in_flight
             rows = pending.pop(node_type, [])
             if rows:
+                mark_touched(layout, {int(row["props"][Prop.NA_ID]) for row in rows})
                 landed()
                 in_flight = writer.submit(
                     node_cypher.upsert_nodes, driver, database, node_type, rows

@@ -30,6 +30,7 @@ from nara_kg.build.import_files import (
     write_node_file,
     write_relationship_file,
 )
+from nara_kg.build.projection_changes import mark_every_record
 from nara_kg.devserver import process as neo4j_server
 from nara_kg.devserver.admin_import import import_database
 from nara_kg.graph.connection import open_driver
@@ -126,6 +127,8 @@ def first_load(
             f"bulk first load: {files.node_count} nodes, {files.relationship_count} "
             f"relationships written for neo4j-admin ({written - started:.1f}s)"
         )
+        # The import writes no change log: graph_communities reads the whole graph after it.
+        mark_every_record(layout)
         neo4j_server.stop(home, log=log)
         stopped = time.perf_counter()
         try:

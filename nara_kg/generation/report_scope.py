@@ -31,13 +31,19 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from nara_kg.graph.communities import ProjectedRecord
+from nara_kg.graph.communities import (
+    DigestSums,
+    ProjectedRecord,
+    record_content_digest,
+    record_projection_digest,
+)
+from nara_kg.ingest.sqlite_store import SqliteStore
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS record_digests (
   na_id INTEGER PRIMARY KEY, row_digest TEXT NOT NULL, outward_digest TEXT NOT NULL,
-  targets TEXT NOT NULL
+  targets TEXT NOT NULL, projection_digest TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS pending_records (na_id INTEGER PRIMARY KEY, seq INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS report_members (community_id TEXT PRIMARY KEY, member_hash TEXT);
@@ -49,6 +55,10 @@ BATCH = 5_000
 KEYS_PER_QUERY = 10_000
 _SEQ = "seq"
 _REPORT_SETTINGS = "report_settings"
+#: The stored records' summed digests (:class:`DigestSums`) and the change log
+#: (:mod:`nara_kg.build.projection_changes`) they were last brought up to date from.
+_SUMS = ("projection_sum", "content_sum", "records")
+_CHANGES_STORE = "changes_store"
 
 
 def record_digests(record: ProjectedRecord) -> tuple[str, str]:
@@ -63,45 +73,82 @@ def _targets(text: str) -> list[int]:
     return [int(t) for t in text.split(",") if t]
 
 
-class ReportScope:
+#: A stored record: its row digest, outward digest, edge targets and projection digest.
+_Stored = tuple[str, str, str, str]
+
+
+class ReportScope(SqliteStore):
     """The on-disk state of :mod:`nara_kg.generation.report_scope` at `path`."""
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self._db = sqlite3.connect(path)
-        self._db.executescript(SCHEMA)
-        self._db.commit()
-
-    def close(self) -> None:
-        self._db.close()
-
-    def __enter__(self) -> ReportScope:
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.close()
+        self.db = sqlite3.connect(path, isolation_level=None)
+        columns = {row[1] for row in self.db.execute("PRAGMA table_info(record_digests)")}
+        if columns and "projection_digest" not in columns:
+            # Digests from before the projection's were kept per record: the next stream is
+            # whole (no sums) and fills the table again.
+            with self.transaction():
+                self.db.execute("DROP TABLE record_digests")
+                self.db.execute(
+                    f"DELETE FROM meta WHERE key IN ({','.join('?' * len(_SUMS))})", _SUMS
+                )
+        self.db.executescript(SCHEMA)
 
     # --------------------------------------------------------------- graph_communities' side
     def update(self, records: Iterable[ProjectedRecord]) -> int:
         """Compare the projection's records (in naId order) with the last stream's digests and
         queue the records whose report inputs changed; one transaction. Returns how many
         records changed, appeared or went."""
-        comparison = self.comparison()
-        try:
+        with self.transaction():
+            comparison = self.comparison()
             for record in records:
                 comparison.add(record)
-        except BaseException:
-            comparison.abort()
-            raise
-        return comparison.finish()
+            return comparison.finish()
 
     def comparison(self) -> ProjectionComparison:
-        """:meth:`update`, fed one record at a time (as the projection streams by)."""
+        """:meth:`update`, fed one record at a time (as the projection streams by), inside the
+        caller's :meth:`transaction`."""
         return ProjectionComparison(self, self._next_seq())
 
+    def touched_comparison(self, sums: DigestSums) -> TouchedComparison:
+        """A comparison of some records only (those the writers touched), fed a batch of asked
+        naIds at a time with the records the graph holds of them, inside the caller's
+        :meth:`transaction`; `sums` (the stored ones) are brought up to date as it goes."""
+        return TouchedComparison(self, self._next_seq(), sums)
+
+    def sums(self) -> DigestSums | None:
+        """The stored records' summed digests; None before a whole stream has stored them."""
+        marks = ",".join("?" * len(_SUMS))
+        found = dict(self.db.execute(f"SELECT key, value FROM meta WHERE key IN ({marks})", _SUMS))
+        if len(found) != len(_SUMS):
+            return None
+        projection, content, records = (found[key] for key in _SUMS)
+        return DigestSums(int(projection, 16), int(content, 16), int(records))
+
+    def changes_store(self) -> str | None:
+        """The id of the change log the stored digests were last brought up to date from."""
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (_CHANGES_STORE,)).fetchone()
+        return str(row[0]) if row else None
+
+    def set_sums(self, sums: DigestSums, changes_store: str | None) -> None:
+        values = (f"{sums.projection:032x}", f"{sums.content:032x}", str(sums.records))
+        self.db.executemany(
+            "INSERT OR REPLACE INTO meta VALUES (?, ?)", zip(_SUMS, values, strict=True)
+        )
+        if changes_store is None:
+            self.db.execute("DELETE FROM meta WHERE key = ?", (_CHANGES_STORE,))
+        else:
+            self.db.execute(
+                "INSERT OR REPLACE INTO meta VALUES (?, ?)", (_CHANGES_STORE, changes_store)
+            )
+
     def compare(
-        self, batch: Sequence[ProjectedRecord], low: int | None, high: int | None, seq: int
+        self,
+        batch: Sequence[ProjectedRecord],
+        low: int | None,
+        high: int | None,
+        seq: int,
     ) -> int:
         """One batch against the stored digests of the naIds in (low, high] (high None: to the
         end): changed and new records are stored and queued, those stored but not streamed
@@ -114,20 +161,52 @@ class ReportScope:
             where.append("na_id <= ?")
             params.append(high)
         clause = f"WHERE {' AND '.join(where)}" if where else ""
-        stored = {
-            int(na_id): (row_digest, outward_digest, targets)
-            for na_id, row_digest, outward_digest, targets in self._db.execute(
-                f"SELECT na_id, row_digest, outward_digest, targets FROM record_digests {clause}",
+        return self._compare(batch, self._stored(clause, params), seq, None)
+
+    def compare_records(
+        self,
+        batch: Sequence[ProjectedRecord],
+        asked: Sequence[int],
+        seq: int,
+        sums: DigestSums,
+    ) -> int:
+        """:meth:`compare` for the naIds `asked` alone (`batch`: the records the graph holds of
+        them), with `sums` brought up to date."""
+        stored: dict[int, _Stored] = {}
+        for start in range(0, len(asked), KEYS_PER_QUERY):
+            keys = list(asked[start : start + KEYS_PER_QUERY])
+            stored.update(self._stored(f"WHERE na_id IN ({','.join('?' * len(keys))})", keys))
+        return self._compare(batch, stored, seq, sums)
+
+    def _stored(self, clause: str, params: Sequence[Any]) -> dict[int, _Stored]:
+        return {
+            int(na_id): (row_digest, outward_digest, targets, projection_digest)
+            for na_id, row_digest, outward_digest, targets, projection_digest in self.db.execute(
+                "SELECT na_id, row_digest, outward_digest, targets, projection_digest "
+                f"FROM record_digests {clause}",
                 params,
             )
         }
+
+    def _compare(
+        self,
+        batch: Sequence[ProjectedRecord],
+        stored: dict[int, _Stored],
+        seq: int,
+        sums: DigestSums | None,
+    ) -> int:
         pending: set[int] = set()
         upserts = []
         for record in batch:
             na_id = int(record[0])
             row_digest, outward_digest = record_digests(record)
+            projection = record_projection_digest(record)
             old = stored.pop(na_id, None)
-            if old is not None and old[:2] == (row_digest, outward_digest):
+            if (
+                old is not None
+                and old[:2] == (row_digest, outward_digest)
+                and (int(old[3], 16) == projection)
+            ):
                 continue
             targets = [target for target, _ in record[3]]
             pending.add(na_id)
@@ -135,29 +214,39 @@ class ReportScope:
                 pending.update(targets)
                 if old is not None:
                     pending.update(_targets(old[2]))
-            upserts.append((na_id, row_digest, outward_digest, ",".join(map(str, targets))))
-        for na_id, (_, _, targets) in stored.items():
+            if sums is not None:
+                if old is not None:
+                    sums.remove(int(old[3], 16), record_content_digest(na_id, old[0]))
+                sums.add(projection, record_content_digest(na_id, record[1]))
+            upserts.append(
+                (
+                    na_id,
+                    row_digest,
+                    outward_digest,
+                    ",".join(map(str, targets)),
+                    f"{projection:032x}",
+                )
+            )
+        for na_id, (row_digest, _, gone_targets, projection_digest) in stored.items():
             pending.add(na_id)
-            pending.update(_targets(targets))
-        self._db.executemany("INSERT OR REPLACE INTO record_digests VALUES (?, ?, ?, ?)", upserts)
-        self._db.executemany(
+            pending.update(_targets(gone_targets))
+            if sums is not None:
+                sums.remove(int(projection_digest, 16), record_content_digest(na_id, row_digest))
+        self.db.executemany("INSERT OR REPLACE INTO record_digests VALUES (?, ?, ?, ?, ?)", upserts)
+        self.db.executemany(
             "DELETE FROM record_digests WHERE na_id = ?", [(na_id,) for na_id in stored]
         )
-        self._db.executemany(
+        self.db.executemany(
             "INSERT OR REPLACE INTO pending_records VALUES (?, ?)",
             [(na_id, seq) for na_id in pending],
         )
         return len(upserts) + len(stored)
 
     def commit_seq(self, seq: int) -> None:
-        self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (_SEQ, str(seq)))
-        self._db.commit()
-
-    def rollback(self) -> None:
-        self._db.rollback()
+        self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (_SEQ, str(seq)))
 
     def _next_seq(self) -> int:
-        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (_SEQ,)).fetchone()
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (_SEQ,)).fetchone()
         return int(row[0]) + 1 if row else 1
 
     # --------------------------------------------------------------- community_reports' side
@@ -167,7 +256,7 @@ class ReportScope:
 
     def pending_batches(self, up_to: int) -> Iterator[list[int]]:
         """The pending records queued up to sequence `up_to`, in batches."""
-        cursor = self._db.execute(
+        cursor = self.db.execute(
             "SELECT na_id FROM pending_records WHERE seq <= ? ORDER BY na_id", (up_to,)
         )
         while rows := cursor.fetchmany(KEYS_PER_QUERY):
@@ -175,10 +264,10 @@ class ReportScope:
 
     def report_members(self) -> dict[str, str | None]:
         """Community id -> the members' hash its report was last made from."""
-        return dict(self._db.execute("SELECT community_id, member_hash FROM report_members"))
+        return dict(self.db.execute("SELECT community_id, member_hash FROM report_members"))
 
     def report_settings(self) -> str | None:
-        row = self._db.execute(
+        row = self.db.execute(
             "SELECT value FROM meta WHERE key = ?", (_REPORT_SETTINGS,)
         ).fetchone()
         return str(row[0]) if row else None
@@ -193,26 +282,23 @@ class ReportScope:
     ) -> None:
         """After a complete reports run: the records it saw leave the queue, and the members'
         hashes of the communities it made reports for (`members`) are remembered."""
-        try:
-            self._db.execute("DELETE FROM pending_records WHERE seq <= ?", (up_to,))
-            self._db.executemany(
+        with self.transaction():
+            self.db.execute("DELETE FROM pending_records WHERE seq <= ?", (up_to,))
+            self.db.executemany(
                 "INSERT OR REPLACE INTO report_members VALUES (?, ?)", members.items()
             )
-            self._db.executemany(
+            self.db.executemany(
                 "DELETE FROM report_members WHERE community_id = ?", [(cid,) for cid in gone]
             )
-            self._db.execute(
+            self.db.execute(
                 "INSERT OR REPLACE INTO meta VALUES (?, ?)", (_REPORT_SETTINGS, settings)
             )
-            self._db.commit()
-        except BaseException:
-            self._db.rollback()
-            raise
 
 
 class ProjectionComparison:
-    """One stream's comparison in progress: records are compared a batch at a time, all in
-    one transaction that :meth:`finish` commits."""
+    """One stream's comparison in progress: records are compared a batch at a time, in the
+    transaction the caller holds (:meth:`ReportScope.transaction`); :meth:`finish` compares
+    the last batch and records the queue's sequence number."""
 
     def __init__(self, scope: ReportScope, seq: int) -> None:
         self._scope, self._seq = scope, seq
@@ -228,16 +314,25 @@ class ProjectionComparison:
             self._low, self._batch = high, []
 
     def finish(self) -> int:
-        try:
-            self.changed += self._scope.compare(self._batch, self._low, None, self._seq)
-            self._scope.commit_seq(self._seq)
-        except BaseException:
-            self.abort()
-            raise
+        self.changed += self._scope.compare(self._batch, self._low, None, self._seq)
+        self._scope.commit_seq(self._seq)
         return self.changed
 
-    def abort(self) -> None:
-        self._scope.rollback()
+
+class TouchedComparison:
+    """A comparison of the records the writers touched (:meth:`ReportScope.touched_comparison`)."""
+
+    def __init__(self, scope: ReportScope, seq: int, sums: DigestSums) -> None:
+        self._scope, self._seq, self.sums = scope, seq, sums
+        self.changed = 0
+
+    def add(self, asked: Sequence[int], records: Sequence[ProjectedRecord]) -> None:
+        self.changed += self._scope.compare_records(records, asked, self._seq, self.sums)
+
+    def finish(self, changes_store: str | None) -> int:
+        self._scope.commit_seq(self._seq)
+        self._scope.set_sums(self.sums, changes_store)
+        return self.changed
 
 
 def communities_to_report(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
@@ -106,6 +106,13 @@ ORDER BY source.{Prop.NA_ID}
 RETURN source.{Prop.NA_ID} AS source, edges, source.{Prop.ROW_HASH} AS rowHash,
        [coalesce(source.{Prop.HEADING}, source.{Prop.TITLE}), source.{Prop.NODE_TYPE}] AS face
 """
+)
+#: :data:`PROJECTION_STREAM` of the records whose naIds are in `$ids` alone: what an
+#: incremental run reads of the records the writers touched.
+PROJECTION_STREAM_OF_RECORDS = PROJECTION_STREAM.replace(
+    f"MATCH (source:{Label.CHUNK} {{{Prop.CHUNK_SEQ_ID}: 0}})",
+    f"UNWIND $ids AS id\nMATCH (source:{Label.CHUNK} {{{Prop.CHUNK_ID}: toString(id) + '-0'}})",
+    1,
 )
 #: The GDS node property a seeded run starts from.
 SEED_PROPERTY: Final = "seed"
@@ -212,14 +219,15 @@ def _digest(value: Any) -> str:
 
 @dataclass(frozen=True)
 class ProjectionDigests:
-    """Digests of the projection Leiden runs on, made from its rows as they stream by."""
+    """Digests of the projection Leiden runs on, combined from each projected record's."""
 
-    #: The rows (source, target, weight) and the configuration: equal, Leiden (deterministic,
-    #: see LEIDEN_CONFIG) can only find what it found before.
+    #: Each record's edges (target, weight) and the configuration: equal, Leiden
+    #: (deterministic, see LEIDEN_CONFIG) can only find what it found before.
     projection: str
     #: Each projected record's row hash: what the reports read of their members.
     content: str
-    rows: int
+    #: Projected records (first chunks).
+    records: int
 
 
 #: One projected record as the projection stream shows it: its naId, its row hash, its face
@@ -227,36 +235,110 @@ class ProjectionDigests:
 #: its edges ((target naId, weight), in the projection's order; empty for a record with none).
 ProjectedRecord = tuple[int, str | None, Any, tuple[tuple[int, float], ...]]
 
+#: Per-record digests are 128-bit numbers, combined by addition modulo 2**128.
+_MODULUS: Final = 1 << 128
+
+
+def _digest128(text: str) -> int:
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:16], "big")
+
+
+def record_projection_digest(record: ProjectedRecord) -> int:
+    """What Leiden reads of one record: its naId and its edges, in the projection's order."""
+    na_id, _, _, edges = record
+    return _digest128(f"{int(na_id)}:" + ";".join(f"{t},{float(w)!r}" for t, w in edges))
+
+
+def record_content_digest(na_id: int, row_hash: str | None) -> int:
+    """What the reports read of one record's own row: its naId and row hash."""
+    return _digest128(f"{int(na_id)},{row_hash}")
+
+
+@dataclass
+class DigestSums:
+    """The projection's digests as sums of its records' (:func:`record_projection_digest`,
+    :func:`record_content_digest`) modulo 2**128: order-independent, so that a record that
+    changed updates them alone (minus its old digest, plus its new one) and the result equals
+    the sums a stream of the whole projection makes.
+
+    Why a sum is safe enough: the digests are SHA-256 (truncated to 128 bits) of distinct
+    inputs (each names its naId), so two projections give equal sums only when the changed
+    records' differences cancel modulo 2**128, a chance of 2**-128 per change for data nobody
+    crafted to collide. A sum, unlike an XOR, is not undone by linear algebra over a few
+    hundred records, and a record counted twice does not cancel out. (The sum would not resist
+    a forger with a generalized-birthday attack; archival records are not one, and a collision
+    only skips a Leiden run.)"""
+
+    projection: int = 0
+    content: int = 0
+    records: int = 0
+
+    def add(self, projection: int, content: int) -> None:
+        self.projection = (self.projection + projection) % _MODULUS
+        self.content = (self.content + content) % _MODULUS
+        self.records += 1
+
+    def remove(self, projection: int, content: int) -> None:
+        self.projection = (self.projection - projection) % _MODULUS
+        self.content = (self.content - content) % _MODULUS
+        self.records -= 1
+
+    def add_record(self, record: ProjectedRecord) -> None:
+        self.add(record_projection_digest(record), record_content_digest(record[0], record[1]))
+
+    def digests(self) -> ProjectionDigests:
+        return ProjectionDigests(
+            projection=_digest([_digest(LEIDEN_CONFIG), f"{self.projection:032x}"]),
+            content=_digest([self.records, f"{self.content:032x}"]),
+            records=self.records,
+        )
+
 
 def projection_digests(
     rows: Iterable[Sequence[Any]],
     on_record: Callable[[ProjectedRecord], None] | None = None,
 ) -> ProjectionDigests:
     """:class:`ProjectionDigests` of `rows` ([source naId, target naId or None, weight, source
-    row hash, optionally the source's face], in the projection's order), taken one by one:
-    nothing but the two hashes and one record's edges is held, whatever the graph's size.
-    `on_record` is given each record as its rows end (rows come grouped by source)."""
-    projection = hashlib.sha256(_digest(LEIDEN_CONFIG).encode())
-    content = hashlib.sha256()
-    count = 0
-    current: Any = object()
-    current_hash: str | None = None
-    current_face: Any = None
+    row hash, optionally the source's face], grouped by source), taken one by one: nothing but
+    the sums and one record's edges is held, whatever the graph's size. `on_record` is given
+    each record as its rows end."""
+    return projection_sums(rows, on_record).digests()
+
+
+def projection_sums(
+    rows: Iterable[Sequence[Any]],
+    on_record: Callable[[ProjectedRecord], None] | None = None,
+) -> DigestSums:
+    """The :class:`DigestSums` behind :func:`projection_digests`."""
+    sums = DigestSums()
+    for record in projected_records(rows):
+        sums.add_record(record)
+        if on_record is not None:
+            on_record(record)
+    return sums
+
+
+def projected_records(rows: Iterable[Sequence[Any]]) -> Iterator[ProjectedRecord]:
+    """The records of `rows` (as :func:`projection_digests` takes them), one per source."""
+    current: Any = None
     edges: list[tuple[int, float]] = []
     for source, target, weight, row_hash, *face in rows:
-        projection.update(f"{source},{target},{float(weight)!r}\n".encode())
-        if source != current:
-            if on_record is not None and count:
-                on_record((current, current_hash, current_face, tuple(edges)))
-            content.update(f"{source},{row_hash}\n".encode())
-            current, current_hash, edges = source, row_hash, []
-            current_face = face[0] if face else None
+        if current is None or source != current[0]:
+            if current is not None:
+                yield (current[0], current[1], current[2], tuple(edges))
+            current, edges = (source, row_hash, face[0] if face else None), []
         if target is not None:
             edges.append((int(target), float(weight)))
-        count += 1
-    if on_record is not None and count:
-        on_record((current, current_hash, current_face, tuple(edges)))
-    return ProjectionDigests(projection.hexdigest(), content.hexdigest(), count)
+    if current is not None:
+        yield (current[0], current[1], current[2], tuple(edges))
+
+
+def _stream_rows(result: Iterable[Any]) -> Iterator[tuple[Any, ...]]:
+    return (
+        (r["source"], target, weight, r["rowHash"], r["face"])
+        for r in result
+        for target, weight in r["edges"]
+    )
 
 
 def read_projection_digests(
@@ -264,17 +346,35 @@ def read_projection_digests(
     database: str,
     on_record: Callable[[ProjectedRecord], None] | None = None,
 ) -> ProjectionDigests:
-    """:func:`projection_digests` of the graph's projection, read as one stream."""
+    """:func:`projection_digests` of the graph's whole projection, read as one stream."""
+    return read_projection_sums(driver, database, on_record).digests()
+
+
+def read_projection_sums(
+    driver: Driver,
+    database: str,
+    on_record: Callable[[ProjectedRecord], None] | None = None,
+) -> DigestSums:
+    """:func:`projection_sums` of the graph's whole projection, read as one stream."""
     with driver.session(database=database, default_access_mode="READ") as session:
-        result = session.run(PROJECTION_STREAM)
-        return projection_digests(
-            (
-                (r["source"], target, weight, r["rowHash"], r["face"])
-                for r in result
-                for target, weight in r["edges"]
-            ),
-            on_record,
-        )
+        return projection_sums(_stream_rows(session.run(PROJECTION_STREAM)), on_record)
+
+
+#: Keys per query of :func:`read_projected_records`.
+RECORDS_PER_QUERY: Final = 5_000
+
+
+def read_projected_records(
+    driver: Driver, database: str, na_ids: Sequence[int]
+) -> Iterator[tuple[list[int], list[ProjectedRecord]]]:
+    """The projected records of `na_ids` (sorted), a batch at a time: each batch of naIds
+    asked with the records of those the graph holds (through the chunkId constraint; a naId
+    without a first chunk has none)."""
+    with driver.session(database=database, default_access_mode="READ") as session:
+        for start in range(0, len(na_ids), RECORDS_PER_QUERY):
+            asked = list(na_ids[start : start + RECORDS_PER_QUERY])
+            result = session.run(PROJECTION_STREAM_OF_RECORDS, ids=asked)
+            yield asked, list(projected_records(_stream_rows(result)))
 
 
 def community_state(driver: Driver, database: str) -> dict[str, Any]:

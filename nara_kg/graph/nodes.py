@@ -107,6 +107,23 @@ def row_hashes_of_records(
     return {r["id"]: r["h"] for r in records}
 
 
+def neighbour_records(
+    driver: Driver, database: str, chunk_ids: list[str], rel_types: Iterable[str]
+) -> set[int]:
+    """The naIds of the chunks at the other end of the given chunk nodes' `rel_types`
+    relationships (either direction)."""
+    records, _, _ = driver.execute_query(
+        f"UNWIND $ids AS id MATCH (:{Label.CHUNK} {{{Prop.CHUNK_ID}: id}})-[r]-"
+        f"(other:{Label.CHUNK}) WHERE type(r) IN $types "
+        f"RETURN DISTINCT other.{Prop.NA_ID} AS naId",
+        ids=chunk_ids,
+        types=list(rel_types),
+        database_=database,
+        routing_="r",
+    )
+    return {int(r["naId"]) for r in records if r["naId"] is not None}
+
+
 def relationship_counts(driver: Driver, database: str, chunk_ids: list[str]) -> dict[str, int]:
     """Relationships per type that deleting the given chunk nodes would take with them."""
     records, _, _ = driver.execute_query(

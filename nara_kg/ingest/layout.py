@@ -158,6 +158,12 @@ class WorkLayout:
         return self.root / "graph-state" / "report-scope.sqlite"
 
     @property
+    def projection_changes(self) -> Path:
+        """The records the graph writers touched since graph_communities last streamed them
+        (nara_kg.build.projection_changes)."""
+        return self.root / "graph-state" / "projection-changes.sqlite"
+
+    @property
     def leiden_state(self) -> Path:
         """What graph_communities last read and wrote (digests) and the result it reported."""
         return self.root / "graph-state" / "leiden.json"

@@ -20,7 +20,7 @@ ROWS: list[list[Any]] = [
 
 def test_projection_digest_follows_edges_and_weights_not_text() -> None:
     first = projection_digests(iter(ROWS))
-    assert first.rows == 4
+    assert first.records == 3
     assert projection_digests(ROWS) == first
     reweighed: list[list[Any]] = [*ROWS[:1], [1, 3, 3.0, "h1"], *ROWS[2:]]
     assert projection_digests(reweighed).projection != first.projection
