@@ -106,7 +106,7 @@ def test_the_projection_digest_follows_its_rows_and_weights(neo4j_driver: Any) -
     )
     first = read_projection_digests(neo4j_driver, "neo4j")
     # 13 first chunks; the isolated record's row has no target.
-    assert first.rows >= 13
+    assert first.records >= 13
     assert read_projection_digests(neo4j_driver, "neo4j") == first
     # A row's text is content, not projection.
     neo4j_driver.execute_query("MATCH (c:Chunk {naId: 3}) SET c.rowHash = 'edited'")
@@ -115,7 +115,7 @@ def test_the_projection_digest_follows_its_rows_and_weights(neo4j_driver: Any) -
     # A mention's count is an edge's weight.
     neo4j_driver.execute_query("MATCH ()-[m:MENTIONED_IN]->() SET m.count = 4")
     weighed = read_projection_digests(neo4j_driver, "neo4j")
-    assert weighed.projection != first.projection and weighed.rows == first.rows
+    assert weighed.projection != first.projection and weighed.records == first.records
 
 
 def test_ids_are_canonical_and_a_seeded_run_keeps_the_regions_a_change_did_not_reach(
