@@ -36,8 +36,8 @@ tips over the budget loses its last-added elements until it fits.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 
 from nara_kg.generation.community_profile import profile_of
 from nara_kg.generation.report_context_data import (
@@ -79,14 +79,17 @@ __all__ = [
 
 @dataclass
 class _Ranked:
-    """Members and relationships of one community, deduplicated, ranked, rows pre-rendered."""
+    """Members and relationships of one community, deduplicated and ranked; each row rendered
+    when first asked for (a coarse community's context uses a few of its many rows)."""
 
     members: list[MemberInfo]
     rels: list[RelationshipInfo]
-    member_rows: dict[int, str]
-    rel_rows: dict[RelKey, str]
+    #: A relationship's rank in the whole community: its row's id.
+    rank_of: dict[RelKey, int]
     #: The rendered Mentioned table: part of every selection, like the section headers.
     mentioned: str = ""
+    _member_rows: dict[int, str] = field(default_factory=dict)
+    _rel_rows: dict[RelKey, str] = field(default_factory=dict)
 
     @classmethod
     def of(
@@ -101,16 +104,29 @@ class _Ranked:
             key=lambda r: (-r.degree, r.source_na_id, r.target_na_id, r.rel_type),
         ):
             unique_rels.setdefault(rel_key(rel), rel)
-        ranked_members = list(unique_members.values())
-        ranked_rels = list(unique_rels.values())
         return cls(
-            members=ranked_members,
-            rels=ranked_rels,
-            member_rows={m.na_id: member_row(m) for m in ranked_members},
+            members=list(unique_members.values()),
+            rels=list(unique_rels.values()),
             # The row id is the rank in the whole community, so a row reads the same whether or
             # not the rows before it made the cut.
-            rel_rows={rel_key(r): rel_row(rank, r) for rank, r in enumerate(ranked_rels, 1)},
+            rank_of={key: rank for rank, key in enumerate(unique_rels, 1)},
         )
+
+    def member_row(self, member: MemberInfo) -> str:
+        row = self._member_rows.get(member.na_id)
+        if row is None:
+            row = self._member_rows[member.na_id] = member_row(member)
+        return row
+
+    def rel_row(self, rel: RelationshipInfo) -> str:
+        key = rel_key(rel)
+        row = self._rel_rows.get(key)
+        if row is None:
+            row = self._rel_rows[key] = rel_row(self.rank_of[key], rel)
+        return row
+
+    def all_rows(self) -> list[str]:
+        return [*map(self.member_row, self.members), *map(self.rel_row, self.rels)]
 
 
 @dataclass
@@ -168,13 +184,13 @@ class _Coverage:
         freed = [0] * (subs + 1)
         total = 0
         for member in ranked.members:
-            cost = budget.row(ranked.member_rows[member.na_id])
+            cost = budget.row(ranked.member_row(member))
             total += cost
             if member.na_id in self.member_at:
                 freed[self.member_at[member.na_id]] += cost
         for rel in ranked.rels:
             key = rel_key(rel)
-            cost = budget.row(ranked.rel_rows[key])
+            cost = budget.row(ranked.rel_row(rel))
             total += cost
             if key in self.rel_at:
                 freed[self.rel_at[key]] += cost
@@ -187,20 +203,48 @@ class _Coverage:
 
 def _leaf_schedule(
     members: Sequence[MemberInfo], rels: Sequence[RelationshipInfo]
-) -> list[MemberInfo | RelationshipInfo]:
-    """GraphRAG's leaf order: per relationship (ranked) its two ends, then itself; then loners."""
+) -> Iterator[MemberInfo | RelationshipInfo]:
+    """GraphRAG's leaf order: per relationship (ranked) its two ends, then itself; then loners.
+    Lazy: the greedy fill stops at the first element that does not fit."""
     by_id = {m.na_id: m for m in members}
     placed: set[int] = set()
-    items: list[MemberInfo | RelationshipInfo] = []
     for rel in rels:
         for end in (rel.source_na_id, rel.target_na_id):
             member = by_id.get(end)
             if member is not None and end not in placed:
                 placed.add(end)
-                items.append(member)
-        items.append(rel)
-    items.extend(m for m in members if m.na_id not in placed)
-    return items
+                yield member
+        yield rel
+    yield from (m for m in members if m.na_id not in placed)
+
+
+def _remaining(
+    ranked: _Ranked, subs: Sequence[SubReport]
+) -> tuple[list[MemberInfo], list[RelationshipInfo]]:
+    """The members in none of `subs` and the relationships inside none of them, in rank order
+    (:meth:`_Coverage.remaining` for `subs` a prefix of the order, without pricing the others)."""
+    holders: dict[int, list[int]] = {}
+    for index, sub in enumerate(subs):
+        for na_id in sub.member_na_ids:
+            holders.setdefault(na_id, []).append(index)
+    members = [m for m in ranked.members if m.na_id not in holders]
+    rels = []
+    for rel in ranked.rels:
+        source = holders.get(rel.source_na_id)
+        target = holders.get(rel.target_na_id)
+        if not (source and target and not set(source).isdisjoint(target)):
+            rels.append(rel)
+    return members, rels
+
+
+def _uncovered(ranked: _Ranked, sub_order: Sequence[SubReport]) -> list[int]:
+    """How many members are in none of the first k sub-communities, for k = 1..len."""
+    left = {m.na_id for m in ranked.members}
+    counts: list[int] = []
+    for sub in sub_order:
+        left.difference_update(sub.member_na_ids)
+        counts.append(len(left))
+    return counts
 
 
 class _Budget:
@@ -233,6 +277,12 @@ class _Budget:
         costs = self._row_costs
         return sum(costs.get(text, 0) for text in texts)
 
+    def least_row_cost(self) -> int:
+        """A floor under every member, relationship and sub-report row's cost: each is a line
+        that begins with a number, so a counter that gives a bare number a token gives every
+        row one (a word, a word piece or a byte-pair token alike); 0 for one that does not."""
+        return min(self.row("0\n"), 1)
+
     def row(self, text: str) -> int:
         cost = self._row_costs.get(text)
         if cost is None:
@@ -244,14 +294,14 @@ class _Budget:
 def _render_selection(ranked: _Ranked, selection: _Selection) -> str:
     return render_tables(
         [sub_row(sub) for sub in selection.subs],
-        [ranked.member_rows[m.na_id] for m in ranked.members if m.na_id in selection.member_ids],
-        [ranked.rel_rows[rel_key(r)] for r in ranked.rels if rel_key(r) in selection.rel_keys],
+        [ranked.member_row(m) for m in ranked.members if m.na_id in selection.member_ids],
+        [ranked.rel_row(r) for r in ranked.rels if rel_key(r) in selection.rel_keys],
         ranked.mentioned,
     )
 
 
 def _greedy(
-    ranked: _Ranked, sub_order: Sequence[SubReport], coverage: _Coverage, budget: _Budget
+    ranked: _Ranked, sub_order: Sequence[SubReport], budget: _Budget
 ) -> tuple[_Selection, str, int]:
     """Step 3: fill in priority order until the next element would not fit."""
     base = budget.count(render_tables([], [], [], ranked.mentioned))
@@ -267,13 +317,13 @@ def _greedy(
         used += cost
         subs.append(sub)
         log.append(sub)
-    members, rels = coverage.remaining(ranked, len(subs))  # subs: a prefix of sub_order
+    members, rels = _remaining(ranked, subs)
     selection = _Selection(subs=subs, member_ids=set(), rel_keys=set())
     for item in _leaf_schedule(members, rels):
         if isinstance(item, MemberInfo):
-            cost = budget.row(ranked.member_rows[item.na_id])
+            cost = budget.row(ranked.member_row(item))
         else:
-            cost = budget.row(ranked.rel_rows[rel_key(item)])
+            cost = budget.row(ranked.rel_row(item))
         if used + cost > budget.budget:
             break
         used += cost
@@ -320,8 +370,6 @@ def build_context(
     ranked = _Ranked.of(members, relationships)
     profile = profile_of(ranked.members, ranked.rels)
     budget = _Budget(count_tokens, token_budget, row_costs, count_tokens_many)
-    rows = [*ranked.member_rows.values(), *ranked.rel_rows.values()]
-    budget.prefetch(rows)
     skeleton = budget.count(render_tables([], [], []))
     if skeleton > token_budget:
         raise ValueError(
@@ -366,31 +414,49 @@ def build_context(
             profile=profile,
         )
 
+    # Every row costs at least `least`: the floors below decide, without rendering or counting
+    # the rows of a community of thousands of records, what its rows' costs would decide.
+    least = budget.least_row_cost()
+
     # 1. Everything, unless its rows alone cost over twice the budget: rows' costs add up (step
     # 2's estimates rely on it too), and a community of thousands of records would otherwise be
     # rendered whole, every run, to learn that it does not fit.
-    if skeleton + budget.counted_at_least(rows) <= 2 * token_budget:
-        everything = _Selection(
-            subs=[],
-            member_ids={m.na_id for m in ranked.members},
-            rel_keys={rel_key(r) for r in ranked.rels},
-        )
-        text = _render_selection(ranked, everything)
-        # Every word is at least one token for word-piece and byte-pair tokenizers alike, so a
-        # text of more than twice as many words as the budget cannot fit either.
-        if len(text.split()) <= 2 * token_budget:
-            tokens = count_tokens(text)
-            if tokens <= token_budget:
-                return result(everything, text, tokens)
+    if skeleton + least * (len(ranked.members) + len(ranked.rels)) <= 2 * token_budget:
+        rows = ranked.all_rows()
+        budget.prefetch(rows)
+        if skeleton + budget.counted_at_least(rows) <= 2 * token_budget:
+            everything = _Selection(
+                subs=[],
+                member_ids={m.na_id for m in ranked.members},
+                rel_keys={rel_key(r) for r in ranked.rels},
+            )
+            text = _render_selection(ranked, everything)
+            # Every word is at least one token for word-piece and byte-pair tokenizers alike, so
+            # a text of more than twice as many words as the budget cannot fit either.
+            if len(text.split()) <= 2 * token_budget:
+                tokens = count_tokens(text)
+                if tokens <= token_budget:
+                    return result(everything, text, tokens)
 
-    # 2. Substitute sub-reports, largest sub-community first, until the whole context fits.
+    # 2. Substitute sub-reports, largest sub-community first, until the whole context fits. A k
+    # whose sub-reports and uncovered members alone (each member row at its floor) exceed the
+    # budget is passed over unpriced; the rows are priced once, when some k might fit.
     sub_order = sorted(sub_reports, key=lambda sub: (-sub.size, sub.community_id))
     sub_section = budget.row(SUB_HEADER + SUB_FOOTER)
-    coverage = _Coverage.of(ranked, sub_order)
-    rest_costs = coverage.rest_costs(ranked, budget, len(sub_order)) if sub_order else []
+    uncovered = _uncovered(ranked, sub_order)
+    priced: tuple[_Coverage, list[int]] | None = None
     sub_costs = 0
     for k in range(1, len(sub_order) + 1):
         sub_costs += budget.row(sub_row(sub_order[k - 1]))
+        if skeleton + sub_section + sub_costs > token_budget:
+            break  # the sub-reports alone exceed it, and only grow with k
+        if skeleton + sub_section + sub_costs + least * uncovered[k - 1] > token_budget:
+            continue
+        if priced is None:
+            budget.prefetch(ranked.all_rows())
+            coverage = _Coverage.of(ranked, sub_order)
+            priced = coverage, coverage.rest_costs(ranked, budget, len(sub_order))
+        coverage, rest_costs = priced
         estimate = skeleton + sub_section + sub_costs + rest_costs[k - 1]
         if estimate > token_budget:
             continue
@@ -406,5 +472,5 @@ def build_context(
             return result(selection, text, tokens)
 
     # 3. Nothing complete fits: fill greedily and say so.
-    selection, text, tokens = _greedy(ranked, sub_order, coverage, budget)
+    selection, text, tokens = _greedy(ranked, sub_order, budget)
     return result(selection, text, tokens)

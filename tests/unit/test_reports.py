@@ -345,7 +345,6 @@ def test_substitution_prices_every_k_in_one_pass_as_the_direct_sums(seed: int) -
     import random
 
     from nara_kg.generation import report_context as rc
-    from nara_kg.generation.report_context_render import rel_key
 
     rng = random.Random(seed)
     members = [member(i, rng.randint(0, 9), rng.randint(0, 4)) for i in range(1, 60)]
@@ -365,9 +364,58 @@ def test_substitution_prices_every_k_in_one_pass_as_the_direct_sums(seed: int) -
         rest_members = [m for m in ranked.members if m.na_id not in covered]
         rest_rels = [r for r in ranked.rels if not rc._internal_to_one(r, order[:k])]
         assert coverage.remaining(ranked, k) == (rest_members, rest_rels)
-        assert costs[k - 1] == sum(
-            budget.row(ranked.member_rows[m.na_id]) for m in rest_members
-        ) + sum(budget.row(ranked.rel_rows[rel_key(r)]) for r in rest_rels)
+        assert rc._remaining(ranked, order[:k]) == (rest_members, rest_rels)
+        assert rc._uncovered(ranked, order)[k - 1] == len(rest_members)
+        assert costs[k - 1] == sum(budget.row(ranked.member_row(m)) for m in rest_members) + sum(
+            budget.row(ranked.rel_row(r)) for r in rest_rels
+        )
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_floors_choose_the_context_that_pricing_every_row_chooses(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A community's context is the same whether its rows are priced only when a floor cannot
+    rule a step out, or all priced (a floor of 0 tokens a row, which rules nothing out): small
+    and coarse communities, nested sub-communities (as Leiden's are) and ones that do not split
+    the members, budgets that leave each of the three steps to decide."""
+    import random
+
+    from nara_kg.generation import report_context as rc
+
+    rng = random.Random(seed)
+    size = rng.choice([3, 12, 40, 150, 400])
+    members = [member(i, rng.randint(0, 30), rng.randint(0, 6)) for i in range(1, size + 1)]
+    rels = [
+        rel(rng.randint(1, size), rng.randint(1, size), rng.randint(0, 40), rng.choice("AB"))
+        for _ in range(rng.randint(0, 3 * size))
+    ]
+    order = list(range(1, size + 1))
+    rng.shuffle(order)
+    parts = sorted(rng.sample(range(1, size), min(size - 1, rng.randint(0, 12))))
+    groups = [set(order[a:b]) for a, b in zip([0, *parts], [*parts, size], strict=True)]
+    if seed % 4 == 3:  # sub-communities that overlap and hold records from outside
+        groups = [g | {rng.randint(1, size + 20)} for g in groups] + [set(order[: size // 2])]
+    subs = [
+        SubReport(
+            community_id=f"s{i}",
+            size=len(group),
+            report=report(f"s{i}", summary=" ".join(["w"] * rng.randint(1, 60))),
+            member_na_ids=frozenset(group),
+        )
+        for i, group in enumerate(groups)
+        if len(groups) > 1 or seed % 2
+    ]
+    budget = rng.choice([40, 80, 150, 300, 1_200])
+
+    def context() -> ReportContext:
+        return build_context(
+            "c", 1, members, rels, subs, token_budget=budget, count_tokens=count_words
+        )
+
+    floors = context()
+    monkeypatch.setattr(rc._Budget, "least_row_cost", lambda self: 0)
+    assert floors == context()
 
 
 def test_excerpts_are_clipped_and_flattened() -> None:
