@@ -238,12 +238,33 @@ def _remaining(
 
 
 def _uncovered(ranked: _Ranked, sub_order: Sequence[SubReport]) -> list[int]:
-    """How many members are in none of the first k sub-communities, for k = 1..len."""
-    left = {m.na_id for m in ranked.members}
+    """A floor under the rows left outside the first k sub-communities, for k = 1..len: the
+    members in none of them, and, when the sub-communities do not overlap (Leiden's nest and
+    split their community), the relationships inside none of them too."""
+    member_ids = {m.na_id for m in ranked.members}
+    first_at: dict[int, int] = {}
+    disjoint = True
+    freed = [0] * (len(sub_order) + 1)
+    for index, sub in enumerate(sub_order):
+        for na_id in sub.member_na_ids:
+            if na_id in first_at:
+                disjoint = False
+                continue
+            first_at[na_id] = index
+            if na_id in member_ids:
+                freed[index] += 1
+    left = len(member_ids)
+    if disjoint:
+        # A relationship is inside a sub-community only when both ends are in that one.
+        left += len(ranked.rels)
+        for rel in ranked.rels:
+            at = first_at.get(rel.source_na_id)
+            if at is not None and at == first_at.get(rel.target_na_id):
+                freed[at] += 1
     counts: list[int] = []
-    for sub in sub_order:
-        left.difference_update(sub.member_na_ids)
-        counts.append(len(left))
+    for index in range(len(sub_order)):
+        left -= freed[index]
+        counts.append(left)
     return counts
 
 
