@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -343,23 +344,21 @@ def _generate_with_counts(
     token_counts_path: Path | None,
     force: bool,
 ) -> ReportRunResult:
-    if token_counts_path is None:
-        return _generate_all(
-            driver,
-            database,
-            llm,
-            cache,
-            embedder,
-            plan,
-            embedder.count_tokens,
-            embedder.count_tokens_many,
-            token_budget=token_budget,
-            log=log,
-            force=force,
+    """:func:`_generate_all` with the embedder's token counter, answered from the counts
+    remembered at `token_counts_path` when there is one."""
+    with ExitStack() as stack:
+        counts = (
+            None
+            if token_counts_path is None
+            else stack.enter_context(
+                remembered_token_counts(
+                    token_counts_path,
+                    embedder.key,
+                    embedder.count_tokens,
+                    embedder.count_tokens_many,
+                )
+            )
         )
-    with remembered_token_counts(
-        token_counts_path, embedder.key, embedder.count_tokens, embedder.count_tokens_many
-    ) as counts:
         result = _generate_all(
             driver,
             database,
@@ -367,17 +366,18 @@ def _generate_with_counts(
             cache,
             embedder,
             plan,
-            counts.count,
-            counts.count_many,
+            embedder.count_tokens if counts is None else counts.count,
+            embedder.count_tokens_many if counts is None else counts.count_many,
             token_budget=token_budget,
             log=log,
             force=force,
         )
-        result.token_counts_reused = counts.looked_up - counts.counted
-        result.token_counts_new = counts.counted
-        # The contexts not built this run looked none of their rows up; the run that next
-        # builds one of them needs those counts.
-        counts.drop_unused_when_done = result.unchanged_inputs == 0
+        if counts is not None:
+            result.token_counts_reused = counts.looked_up - counts.counted
+            result.token_counts_new = counts.counted
+            # The contexts not built this run looked none of their rows up; the run that next
+            # builds one of them needs those counts.
+            counts.drop_unused_when_done = result.unchanged_inputs == 0
         return result
 
 
