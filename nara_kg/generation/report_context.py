@@ -36,6 +36,7 @@ tips over the budget loses its last-added elements until it fits.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -218,6 +219,24 @@ def _leaf_schedule(
     yield from (m for m in members if m.na_id not in placed)
 
 
+#: Rows of the greedy fill counted per batch (the tokenizer's batch call is faster than one
+#: call per row, and a fill seldom uses more rows than this).
+_FILL_BATCH = 64
+
+
+def _batched_rows(
+    ranked: _Ranked, items: Iterator[MemberInfo | RelationshipInfo], budget: _Budget
+) -> Iterator[tuple[MemberInfo | RelationshipInfo, str]]:
+    """Each item with its row, the rows counted a batch ahead."""
+    while batch := list(itertools.islice(items, _FILL_BATCH)):
+        rows = [
+            ranked.member_row(item) if isinstance(item, MemberInfo) else ranked.rel_row(item)
+            for item in batch
+        ]
+        budget.prefetch(rows)
+        yield from zip(batch, rows, strict=True)
+
+
 def _remaining(
     ranked: _Ranked, subs: Sequence[SubReport]
 ) -> tuple[list[MemberInfo], list[RelationshipInfo]]:
@@ -340,11 +359,8 @@ def _greedy(
         log.append(sub)
     members, rels = _remaining(ranked, subs)
     selection = _Selection(subs=subs, member_ids=set(), rel_keys=set())
-    for item in _leaf_schedule(members, rels):
-        if isinstance(item, MemberInfo):
-            cost = budget.row(ranked.member_row(item))
-        else:
-            cost = budget.row(ranked.rel_row(item))
+    for item, row in _batched_rows(ranked, _leaf_schedule(members, rels), budget):
+        cost = budget.row(row)
         if used + cost > budget.budget:
             break
         used += cost
@@ -444,8 +460,12 @@ def build_context(
     # rendered whole, every run, to learn that it does not fit.
     if skeleton + least * (len(ranked.members) + len(ranked.rels)) <= 2 * token_budget:
         rows = ranked.all_rows()
-        budget.prefetch(rows)
-        if skeleton + budget.counted_at_least(rows) <= 2 * token_budget:
+        # Every word is at least one token (below), so the rows' words are a closer floor,
+        # had without counting any row.
+        words = least * sum(len(row.split()) for row in rows)
+        if skeleton + words <= 2 * token_budget:
+            budget.prefetch(rows)
+        if skeleton + max(words, budget.counted_at_least(rows)) <= 2 * token_budget:
             everything = _Selection(
                 subs=[],
                 member_ids={m.na_id for m in ranked.members},

@@ -806,9 +806,25 @@ def test_rows_counted_in_one_batch_give_the_same_context() -> None:
     assert batched == build_context(
         "1-0", 1, members, rels, [], token_budget=60, count_tokens=count_words
     )
-    # Every member and relationship row was counted in the one batch, none on its own.
-    assert len(batches) == 1 and len(batches[0]) == len(members) + len(rels)
-    assert not set(singles) & set(batches[0])
+    # Over twice the budget by the rows' floors: only the rows the greedy fill tried were
+    # counted, in batches, none on its own.
+    counted = [row for batch in batches for row in batch]
+    assert batches and len(counted) < len(members) + len(rels)
+    assert not set(singles) & set(counted)
+
+    # Within the floors, every row is counted in the one batch.
+    batches.clear()
+    build_context(
+        "1-0",
+        1,
+        members[:9],
+        rels[:8],
+        [],
+        token_budget=60,
+        count_tokens=one,
+        count_tokens_many=many,
+    )
+    assert len(batches[0]) == 9 + 8
 
 
 def test_a_community_whose_counted_rows_cost_over_twice_the_budget_is_never_rendered_whole(
@@ -844,8 +860,12 @@ def test_a_community_whose_counted_rows_cost_over_twice_the_budget_is_never_rend
     )
     assert context == baseline
     assert rendered and len(members) not in rendered  # the rows were priced, not rendered
-    # Rows not counted yet price at nothing: without a batch count the whole is rendered.
+    # Without a batch count, the rows' floors (their words) keep the whole from being rendered;
+    # with floors of nothing, rows not counted yet price at nothing and the whole is rendered.
     rendered.clear()
+    build_context("1-0", 1, members, [], [], token_budget=budget, count_tokens=count_words)
+    assert rendered and len(members) not in rendered
+    monkeypatch.setattr(report_context._Budget, "least_row_cost", lambda self: 0)
     build_context("1-0", 1, members, [], [], token_budget=budget, count_tokens=count_words)
     assert len(members) in rendered
 
