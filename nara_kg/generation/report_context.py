@@ -126,6 +126,9 @@ class _Ranked:
             row = self._rel_rows[key] = rel_row(self.rank_of[key], rel)
         return row
 
+    def row_of(self, item: MemberInfo | RelationshipInfo) -> str:
+        return self.member_row(item) if isinstance(item, MemberInfo) else self.rel_row(item)
+
     def all_rows(self) -> list[str]:
         return [*map(self.member_row, self.members), *map(self.rel_row, self.rels)]
 
@@ -229,10 +232,7 @@ def _batched_rows(
 ) -> Iterator[tuple[MemberInfo | RelationshipInfo, str]]:
     """Each item with its row, the rows counted a batch ahead."""
     while batch := list(itertools.islice(items, _FILL_BATCH)):
-        rows = [
-            ranked.member_row(item) if isinstance(item, MemberInfo) else ranked.rel_row(item)
-            for item in batch
-        ]
+        rows = [ranked.row_of(item) for item in batch]
         budget.prefetch(rows)
         yield from zip(batch, rows, strict=True)
 
@@ -240,20 +240,9 @@ def _batched_rows(
 def _remaining(
     ranked: _Ranked, subs: Sequence[SubReport]
 ) -> tuple[list[MemberInfo], list[RelationshipInfo]]:
-    """The members in none of `subs` and the relationships inside none of them, in rank order
-    (:meth:`_Coverage.remaining` for `subs` a prefix of the order, without pricing the others)."""
-    holders: dict[int, list[int]] = {}
-    for index, sub in enumerate(subs):
-        for na_id in sub.member_na_ids:
-            holders.setdefault(na_id, []).append(index)
-    members = [m for m in ranked.members if m.na_id not in holders]
-    rels = []
-    for rel in ranked.rels:
-        source = holders.get(rel.source_na_id)
-        target = holders.get(rel.target_na_id)
-        if not (source and target and not set(source).isdisjoint(target)):
-            rels.append(rel)
-    return members, rels
+    """The members in none of `subs` and the relationships inside none of them, in rank order,
+    without pricing any row."""
+    return _Coverage.of(ranked, subs).remaining(ranked, len(subs))
 
 
 def _uncovered(ranked: _Ranked, sub_order: Sequence[SubReport]) -> list[int]:
