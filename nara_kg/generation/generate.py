@@ -27,6 +27,7 @@ from nara_kg.generation.extractive import (
 )
 from nara_kg.generation.llm import LLM, GenerationCache, cached_complete, describe, is_extractive
 from nara_kg.generation.report_context import ReportContext
+from nara_kg.generation.report_context_data import MentionTotals
 from nara_kg.generation.report_parse import ReportFormatError, parse_report, repair_report
 from nara_kg.generation.report_plan import (
     ReportPlan,
@@ -36,7 +37,6 @@ from nara_kg.generation.report_plan import (
 )
 from nara_kg.generation.report_prompts import format_report_prompt
 from nara_kg.generation.report_rows import (
-    MentionTotals,
     RunRows,
     context_from_rows,
     mention_totals,
@@ -291,6 +291,7 @@ def generate_community_reports(
             log=log,
             token_counts_path=token_counts_path,
             force=force,
+            totals_store=scope,
         )
         if scope is not None:
             scope.reports_written(
@@ -343,6 +344,7 @@ def _generate_with_counts(
     log: Log,
     token_counts_path: Path | None,
     force: bool,
+    totals_store: ReportScope | None = None,
 ) -> ReportRunResult:
     """:func:`_generate_all` with the embedder's token counter, answered from the counts
     remembered at `token_counts_path` when there is one."""
@@ -371,6 +373,7 @@ def _generate_with_counts(
             token_budget=token_budget,
             log=log,
             force=force,
+            totals_store=totals_store,
         )
         if counts is not None:
             result.token_counts_reused = counts.looked_up - counts.counted
@@ -394,7 +397,11 @@ def _generate_all(
     token_budget: int,
     log: Log,
     force: bool = False,
+    totals_store: ReportScope | None = None,
 ) -> ReportRunResult:
+    """The loop; with `totals_store`, each community's mention totals are remembered there, so
+    that a later run's communities take those of their sub-communities outside that run instead
+    of reading the sub-communities' members' mentions."""
     result = ReportRunResult()
     #: community id -> (its report, its members' naIds)
     done: dict[str, tuple[CommunityReport, frozenset[int]]] = dict(plan.outside)
@@ -402,7 +409,8 @@ def _generate_all(
     #: community id -> its members of highest degree (kept with the report for provenance)
     tops: dict[str, list[dict[str, Any]]] = {}
     #: community id -> what its members' text names, until its parent community has used it
-    mention_totals_of: dict[str, MentionTotals] = {}
+    mention_totals_of: dict[str, MentionTotals] = dict(plan.outside_mention_totals)
+    totals_to_remember: list[tuple[str, str | None, MentionTotals]] = []
     row_costs: dict[str, int] = {}
     rows: list[dict[str, Any]] = []
     #: each record's relationships, read at the finest level and reused at the coarser ones
@@ -518,6 +526,9 @@ def _generate_all(
                     result.truncated += int(truncated)
                 done[community_id] = (report, na_ids)
                 context_keys[community_id] = context_key
+                totals_to_remember.append(
+                    (community_id, community.get("memberHash"), mention_totals_of[community_id])
+                )
                 if community.get("summaryEmbeddingKey") != summary_embedding_key(
                     embedder.key, context_key
                 ):
@@ -547,6 +558,9 @@ def _generate_all(
                     log(f"reports: {position}/{len(communities)} ({result.cached} from cache)")
             early.submit(summaries_to_embed)
             summaries_to_embed.clear()
+            if totals_store is not None:
+                totals_store.remember_mention_totals(totals_to_remember)
+            totals_to_remember.clear()
         report_cypher.write_reports(driver, database, rows)
 
         report_cypher.ensure_summary_index(driver, database, embedder.dimension)

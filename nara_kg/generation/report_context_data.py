@@ -5,10 +5,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from nara_kg.generation.community_profile import CommunityProfile
 from nara_kg.generation.community_report import CommunityReport
+
+#: What a community's members' text names, per authority naId: [heading, type, times named,
+#: records naming it] (:func:`nara_kg.generation.report_rows.mention_totals`).
+MentionTotals = dict[int, list[Any]]
 
 EXCERPT_MAX_CHARS: Final = 400
 TITLE_MAX_CHARS: Final = 200

@@ -13,6 +13,7 @@ from typing import Any
 from neo4j import Driver
 
 from nara_kg.generation.community_report import CommunityReport
+from nara_kg.generation.report_context_data import MentionTotals
 from nara_kg.generation.report_parse import ReportFormatError, parse_report
 from nara_kg.generation.report_rows import report_code_digest
 from nara_kg.generation.report_scope import ReportScope, communities_to_report
@@ -68,6 +69,9 @@ class ReportPlan:
     #: The last pending sequence the run has seen, and the communities gone since the last run.
     seen_up_to: int = 0
     gone: list[str] = field(default_factory=list)
+    #: The remembered mention totals of sub-communities outside the run (id -> totals), where
+    #: they were made from the members they have now: their members' mentions are not read.
+    outside_mention_totals: dict[str, MentionTotals] = field(default_factory=dict)
 
 
 def report_settings_key(generator: str, counter_key: str, token_budget: int) -> str:
@@ -143,4 +147,7 @@ def plan_reports(
         scoped=True,
         seen_up_to=seen_up_to,
         gone=gone,
+        outside_mention_totals=scope.mention_totals(
+            {row["id"]: row["memberHash"] for row in outside_rows}
+        ),
     )

@@ -21,6 +21,7 @@ from nara_kg.generation.report_context import (
     SubReport,
     build_context,
 )
+from nara_kg.generation.report_context_data import MentionTotals
 from nara_kg.ingest.chunking import TokenCounter, TokensCounter
 from nara_kg.model.source_digest import source_digest
 
@@ -47,10 +48,6 @@ def _excerpt(text: str | None, limit: int = 300) -> str | None:
 
 #: Authorities listed in a report context's Mentioned table.
 MENTIONED_LIMIT = 10
-
-
-#: Per authority naId: [heading, type, times named, records naming it].
-MentionTotals = dict[int, list[Any]]
 
 
 def mention_totals(

@@ -31,6 +31,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from nara_kg.generation.report_context_data import MentionTotals
 from nara_kg.graph.communities import (
     DigestSums,
     ProjectedRecord,
@@ -47,6 +48,9 @@ CREATE TABLE IF NOT EXISTS record_digests (
 );
 CREATE TABLE IF NOT EXISTS pending_records (na_id INTEGER PRIMARY KEY, seq INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS report_members (community_id TEXT PRIMARY KEY, member_hash TEXT);
+CREATE TABLE IF NOT EXISTS community_mentions (
+  community_id TEXT PRIMARY KEY, member_hash TEXT NOT NULL, totals TEXT NOT NULL
+);
 """
 
 #: Records per range read of the digests table.
@@ -266,6 +270,41 @@ class ReportScope(SqliteStore):
         """Community id -> the members' hash its report was last made from."""
         return dict(self.db.execute("SELECT community_id, member_hash FROM report_members"))
 
+    def mention_totals(self, member_hashes: Mapping[str, str | None]) -> dict[str, MentionTotals]:
+        """The remembered mention totals of the communities asked (id -> members' hash now),
+        of those whose totals were made from the same members."""
+        found: dict[str, MentionTotals] = {}
+        ids = [cid for cid, member_hash in member_hashes.items() if member_hash]
+        for start in range(0, len(ids), KEYS_PER_QUERY):
+            keys = ids[start : start + KEYS_PER_QUERY]
+            for community_id, member_hash, totals in self.db.execute(
+                "SELECT community_id, member_hash, totals FROM community_mentions "
+                f"WHERE community_id IN ({','.join('?' * len(keys))})",
+                keys,
+            ):
+                if member_hash == member_hashes[community_id]:
+                    found[community_id] = {
+                        int(authority): entry for authority, entry in json.loads(totals).items()
+                    }
+        return found
+
+    def remember_mention_totals(
+        self, rows: Iterable[tuple[str, str | None, MentionTotals]]
+    ) -> None:
+        """Remember communities' mention totals (id, members' hash, totals), one transaction.
+        Totals are what the members' text names now; they stay true while no member is pending
+        (a member whose mentions, or a named authority whose heading, changed is pending), so
+        they can be remembered before the run's reports are written."""
+        with self.transaction():
+            self.db.executemany(
+                "INSERT OR REPLACE INTO community_mentions VALUES (?, ?, ?)",
+                [
+                    (community_id, member_hash, json.dumps(totals, separators=(",", ":")))
+                    for community_id, member_hash, totals in rows
+                    if member_hash
+                ],
+            )
+
     def report_settings(self) -> str | None:
         row = self.db.execute(
             "SELECT value FROM meta WHERE key = ?", (_REPORT_SETTINGS,)
@@ -287,9 +326,10 @@ class ReportScope(SqliteStore):
             self.db.executemany(
                 "INSERT OR REPLACE INTO report_members VALUES (?, ?)", members.items()
             )
-            self.db.executemany(
-                "DELETE FROM report_members WHERE community_id = ?", [(cid,) for cid in gone]
-            )
+            for table in ("report_members", "community_mentions"):
+                self.db.executemany(
+                    f"DELETE FROM {table} WHERE community_id = ?", [(cid,) for cid in gone]
+                )
             self.db.execute(
                 "INSERT OR REPLACE INTO meta VALUES (?, ?)", (_REPORT_SETTINGS, settings)
             )

@@ -3,6 +3,7 @@ read once per run, and every community gets what summing over all of its members
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -11,7 +12,8 @@ import pytest
 import nara_kg.generation.generate as generate
 from nara_kg.generation.llm import ExtractiveLLM
 from nara_kg.generation.report_context import MentionedInfo
-from nara_kg.generation.report_rows import top_mentioned
+from nara_kg.generation.report_rows import mention_totals, top_mentioned
+from nara_kg.generation.report_scope import ReportScope
 from nara_kg.graph import reports as report_cypher
 
 #: level 0: 0-a {1, 2}, 0-b {3}, 0-c {4}; level 1: 1-x = 0-a + 0-b, 1-y = 0-c (a copy);
@@ -137,3 +139,94 @@ def test_each_record_is_read_once_and_every_table_equals_summing_all_members(
         (11, 6, 2),
         (10, 3, 2),
     ]
+
+
+class RememberingReports(FakeReports):
+    """:class:`FakeReports` with the reads a scoped plan makes: every community has a members'
+    hash, the reports written are what the nodes hold, and record 1 is in 0-a alone."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.written: dict[str, dict[str, Any]] = {}
+
+    def _row(self, community: dict[str, Any]) -> dict[str, Any]:
+        row = {**community, "memberHash": f"h-{community['id']}"}
+        written = self.written.get(community["id"])
+        if written is not None:
+            row.update(
+                report=written["report"],
+                reportGeneratedBy=written["generatedBy"],
+                reportContextKey=written["contextKey"],
+                reportInputKey=written["inputKey"],
+            )
+        return row
+
+    def communities(self, driver: Any, database: str) -> list[dict[str, Any]]:
+        return [self._row(c) for c in COMMUNITIES]
+
+    def community_outline(self, driver: Any, database: str, model_key: str) -> list[Any]:
+        return [{**c, "stale": c["id"] not in self.written} for c in self.communities(None, "")]
+
+    def communities_by_id(self, driver: Any, database: str, ids: list[str]) -> list[Any]:
+        return [self._row(c) for c in COMMUNITIES if c["id"] in ids]
+
+    def communities_of_records(self, driver: Any, database: str, na_ids: list[int]) -> set[str]:
+        return {cid for cid in ("0-a", "1-x", "2-r") if set(na_ids) & set(MEMBERS[cid])}
+
+    def member_ids_of_many(self, driver: Any, database: str, ids: list[str]) -> dict[str, Any]:
+        return {cid: frozenset(MEMBERS[cid]) for cid in ids}
+
+    def write_reports(self, driver: Any, database: str, rows: list[Any]) -> int:
+        self.written.update((row["id"], row) for row in rows)
+        return len(rows)
+
+
+def test_a_scoped_run_takes_the_remembered_totals_of_sub_communities_outside_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    fake = RememberingReports()
+    seen: dict[str, list[MentionedInfo]] = {}
+    real_context = generate.context_from_rows
+
+    def capture(community: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        seen[community["id"]] = kwargs["mentioned"]
+        return real_context(community, *args, **kwargs)
+
+    monkeypatch.setattr(generate, "report_cypher", fake)
+    monkeypatch.setattr(generate, "context_from_rows", capture)
+
+    def run(*, force: bool = False) -> generate.ReportRunResult:
+        return generate.generate_community_reports(
+            None,  # type: ignore[arg-type]
+            "neo4j",
+            ExtractiveLLM(),
+            None,
+            WordCounter(),  # type: ignore[arg-type]
+            token_budget=1_000,
+            scope_path=tmp_path / "scope.sqlite",
+            force=force,
+        )
+
+    first = run()
+    assert not first.scoped and sorted(fake.mentions_read) == [1, 2, 3, 4]
+    with ReportScope(tmp_path / "scope.sqlite") as scope:
+        remembered = scope.mention_totals({c["id"]: f"h-{c['id']}" for c in COMMUNITIES})
+        assert remembered == {cid: mention_totals(MENTIONS, MEMBERS[cid]) for cid in MEMBERS}
+        # Totals made from other members are not handed out.
+        assert scope.mention_totals({"0-b": "h-other", "0-c": None}) == {}
+        # Record 1 pending: 0-a and its parents are made again.
+        scope.db.execute("INSERT INTO pending_records VALUES (1, 1)")
+        scope.commit_seq(1)
+    fake.mentions_read.clear()
+    seen.clear()
+    second = run()
+    assert second.scoped, second.whole_because
+    assert second.communities_in_scope == 3
+    # 0-b's and 1-y's totals are remembered: only 0-a's members' mentions are read.
+    assert sorted(fake.mentions_read) == [1, 2]
+    assert second.unchanged_inputs == 3 and not seen
+    # What a whole run makes from every member's mentions, the scoped run made too.
+    scoped_keys = {cid: row["inputKey"] for cid, row in fake.written.items()}
+    fake.written.clear()
+    run(force=True)
+    assert {cid: row["inputKey"] for cid, row in fake.written.items()} == scoped_keys
