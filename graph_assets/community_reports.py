@@ -37,7 +37,9 @@ REPORT_TOKEN_BUDGET = 1_200
         "the generator) is as the last run left it, no community is read (reports_skipped); "
         "otherwise only the communities holding a record whose row or edges changed since its "
         "last complete run (graph_communities queues them), those with other members, and "
-        "their parents are looked at (communities_in_scope, scoped_by_change). "
+        "their parents are looked at (communities_in_scope, scoped_by_change), with the mention "
+        "totals of their sub-communities outside the run and the rows of members whose nodes "
+        "are unchanged taken from the report scope's store (member_texts_read: the others). "
         "JSON {title, summary, rating, rating_explanation, findings} on the Community node, "
         "with an embedding of title + "
         "summary (vector index community_summaries). Generations are cached by prompt + model "
@@ -98,6 +100,7 @@ def community_reports(
             "all_communities_because": result.whole_because,
             "reports_regenerated": result.generated,
             RECORDS_TOUCHED: result.records_touched,
+            "member_texts_read": result.member_texts_read,
             "generated": result.generated,
             "cached": result.cached,
             "copied_from_sub_community": result.copied_from_sub_community,

@@ -37,6 +37,7 @@ from nara_kg.generation.report_plan import (
 )
 from nara_kg.generation.report_prompts import format_report_prompt
 from nara_kg.generation.report_rows import (
+    MemberFieldStore,
     RunRows,
     context_from_rows,
     mention_totals,
@@ -85,6 +86,9 @@ class ReportRunResult:
     skipped: bool = False
     #: Records whose rows (members, mentions) were read one by one.
     records_touched: int = 0
+    #: Of those: records whose rows were read with their text (the others' report rows were
+    #: remembered from a node of the same row hash).
+    member_texts_read: int = 0
     #: Communities whose reports this run looked at (all, unless scoped by the change).
     communities_in_scope: int = 0
     #: Whether the run was scoped by the records whose inputs changed (report_scope), and if
@@ -291,7 +295,7 @@ def generate_community_reports(
             log=log,
             token_counts_path=token_counts_path,
             force=force,
-            totals_store=scope,
+            remembered=scope,
         )
         if scope is not None:
             scope.reports_written(
@@ -344,7 +348,7 @@ def _generate_with_counts(
     log: Log,
     token_counts_path: Path | None,
     force: bool,
-    totals_store: ReportScope | None = None,
+    remembered: ReportScope | None = None,
 ) -> ReportRunResult:
     """:func:`_generate_all` with the embedder's token counter, answered from the counts
     remembered at `token_counts_path` when there is one."""
@@ -373,7 +377,7 @@ def _generate_with_counts(
             token_budget=token_budget,
             log=log,
             force=force,
-            totals_store=totals_store,
+            remembered=remembered,
         )
         if counts is not None:
             result.token_counts_reused = counts.looked_up - counts.counted
@@ -397,11 +401,12 @@ def _generate_all(
     token_budget: int,
     log: Log,
     force: bool = False,
-    totals_store: ReportScope | None = None,
+    remembered: ReportScope | None = None,
 ) -> ReportRunResult:
-    """The loop; with `totals_store`, each community's mention totals are remembered there, so
-    that a later run's communities take those of their sub-communities outside that run instead
-    of reading the sub-communities' members' mentions."""
+    """The loop. With `remembered` (the report scope's store), each community's mention totals
+    and each member's report row are kept there: a later run's communities take the totals of
+    their sub-communities outside that run instead of reading those members' mentions, and the
+    rows of members whose nodes did not change instead of reading their text."""
     result = ReportRunResult()
     #: community id -> (its report, its members' naIds)
     done: dict[str, tuple[CommunityReport, frozenset[int]]] = dict(plan.outside)
@@ -416,7 +421,7 @@ def _generate_all(
     #: each record's relationships, read at the finest level and reused at the coarser ones
     relationships = report_cypher.OutgoingRelationships()
     #: each record's member row, read once, at its finest level
-    known_members = report_cypher.KnownMembers()
+    known_members = report_cypher.KnownMembers(fields=MemberFieldStore(remembered))
     #: each member's and relationship's key line and context row, made once
     run_rows = RunRows()
     communities = plan.communities
@@ -558,8 +563,8 @@ def _generate_all(
                     log(f"reports: {position}/{len(communities)} ({result.cached} from cache)")
             early.submit(summaries_to_embed)
             summaries_to_embed.clear()
-            if totals_store is not None:
-                totals_store.remember_mention_totals(totals_to_remember)
+            if remembered is not None:
+                remembered.remember_mention_totals(totals_to_remember)
             totals_to_remember.clear()
         report_cypher.write_reports(driver, database, rows)
 
@@ -592,5 +597,6 @@ def _generate_all(
     result.communities, result.per_level, result.scoped = plan.total, plan.per_level, plan.scoped
     result.whole_because = plan.whole_because
     result.records_touched = len(known_members.rows)
+    result.member_texts_read = known_members.read_with_text
     result.reports_repaired, result.reports_replaced = repairs.repaired, repairs.replaced
     return result

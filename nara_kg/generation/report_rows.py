@@ -22,6 +22,7 @@ from nara_kg.generation.report_context import (
     build_context,
 )
 from nara_kg.generation.report_context_data import MentionTotals
+from nara_kg.generation.report_scope import ReportScope
 from nara_kg.ingest.chunking import TokenCounter, TokensCounter
 from nara_kg.model.source_digest import source_digest
 
@@ -97,16 +98,53 @@ def top_mentioned(
     return rank_mentioned(mention_totals(mentions, na_ids), limit)
 
 
+def member_fields(row: Mapping[str, Any]) -> dict[str, Any]:
+    """What a report uses of a member's row (:data:`nara_kg.graph.reports.MEMBER_ROWS`): its
+    text only as an excerpt and the search header's dates and parent, so that the row is
+    small enough to remember (:class:`MemberFieldStore`) and its input-key line is short."""
+    text = row["text"]
+    return {
+        "naId": int(row["naId"]),
+        "title": row["title"],
+        "nodeType": row["nodeType"],
+        "source": row["source"],
+        "degree": int(row["degree"]),
+        "excerpt": _excerpt(text),
+        "dates": _header_field(text, "Dates"),
+        "partOf": _header_field(text, "Part of"),
+    }
+
+
+class MemberFieldStore:
+    """:class:`nara_kg.graph.reports.MemberFields` for a run: rows made by
+    :func:`member_fields`, remembered in the report scope's store (when there is one) by the
+    node's row hash, so that the next run reads the text of the records whose rows changed."""
+
+    def __init__(self, scope: ReportScope | None) -> None:
+        self._scope = scope
+
+    def derive(self, row: Mapping[str, Any]) -> dict[str, Any]:
+        return member_fields(row)
+
+    def known(self, keys: Sequence[tuple[int, str]]) -> dict[int, dict[str, Any]]:
+        return {} if self._scope is None else self._scope.member_fields(keys)
+
+    def remember(self, rows: Sequence[tuple[int, str, dict[str, Any]]]) -> None:
+        if self._scope is not None:
+            self._scope.remember_member_fields(rows)
+
+
 def _member_info(row: Mapping[str, Any]) -> MemberInfo:
+    """`row`: a :func:`member_fields` row."""
     return MemberInfo(
         na_id=int(row["naId"]),
         title=row["title"],
         node_type=row["nodeType"] or "record",
         degree=int(row["degree"]),
-        excerpt=_excerpt(row["text"]),
+        excerpt=row["excerpt"],
         source=row["source"],
-        dates=_header_field(row["text"], "Dates"),
-        part_of=_header_field(row["text"], "Part of"),
+        dates=row["dates"],
+        part_of=row["partOf"],
     )
 
 

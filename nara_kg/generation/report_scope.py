@@ -48,6 +48,9 @@ CREATE TABLE IF NOT EXISTS record_digests (
 );
 CREATE TABLE IF NOT EXISTS pending_records (na_id INTEGER PRIMARY KEY, seq INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS report_members (community_id TEXT PRIMARY KEY, member_hash TEXT);
+CREATE TABLE IF NOT EXISTS member_fields (
+  na_id INTEGER PRIMARY KEY, row_hash TEXT NOT NULL, fields TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS community_mentions (
   community_id TEXT PRIMARY KEY, member_hash TEXT NOT NULL, totals TEXT NOT NULL
 );
@@ -302,6 +305,34 @@ class ReportScope(SqliteStore):
                     (community_id, member_hash, json.dumps(totals, separators=(",", ":")))
                     for community_id, member_hash, totals in rows
                     if member_hash
+                ],
+            )
+
+    def member_fields(self, keys: Sequence[tuple[int, str]]) -> dict[int, dict[str, Any]]:
+        """The remembered report rows of these (naId, node row hash) pairs, of those
+        remembered from a node of the same row hash (the rows are a function of it)."""
+        wanted = dict(keys)
+        found: dict[int, dict[str, Any]] = {}
+        ids = list(wanted)
+        for start in range(0, len(ids), KEYS_PER_QUERY):
+            batch = ids[start : start + KEYS_PER_QUERY]
+            for na_id, row_hash, fields in self.db.execute(
+                "SELECT na_id, row_hash, fields FROM member_fields "
+                f"WHERE na_id IN ({','.join('?' * len(batch))})",
+                batch,
+            ):
+                if row_hash == wanted[na_id]:
+                    found[int(na_id)] = json.loads(fields)
+        return found
+
+    def remember_member_fields(self, rows: Sequence[tuple[int, str, dict[str, Any]]]) -> None:
+        """Keep report rows by naId and the row hash they were made from, one transaction."""
+        with self.transaction():
+            self.db.executemany(
+                "INSERT OR REPLACE INTO member_fields VALUES (?, ?, ?)",
+                [
+                    (na_id, row_hash, json.dumps(fields, separators=(",", ":")))
+                    for na_id, row_hash, fields in rows
                 ],
             )
 

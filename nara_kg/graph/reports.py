@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from neo4j import Driver
 
@@ -95,6 +95,15 @@ MEMBER_ROWS = f"""
 UNWIND $naIds AS id
 MATCH (m:{Label.CHUNK} {{{Prop.CHUNK_ID}: toString(id) + '-0'}})
 RETURN {_MEMBER} AS member
+"""
+
+#: What tells whether a member's row is as it was (its node's row hash), with its degree (which
+#: moves with its neighbours' edges, not with its row), without its text.
+MEMBER_KEYS = f"""
+UNWIND $naIds AS id
+MATCH (m:{Label.CHUNK} {{{Prop.CHUNK_ID}: toString(id) + '-0'}})
+RETURN m.{Prop.NA_ID} AS naId, m.{Prop.ROW_HASH} AS rowHash,
+       COUNT {{ (m)-[:{_RELS}]-(:{Label.CHUNK} {{{Prop.CHUNK_SEQ_ID}: 0}}) }} AS degree
 """
 
 #: The `$limit` members of highest degree of each community, without their text: what the
@@ -251,14 +260,38 @@ def members(driver: Driver, database: str, community_id: str) -> Sequence[dict[s
     return [row["member"] for row in read_all(driver, database, MEMBERS, id=community_id)]
 
 
+class MemberFields(Protocol):
+    """What a report keeps of a member's row (:class:`KnownMembers`' `fields`)."""
+
+    def derive(self, row: Mapping[str, Any]) -> dict[str, Any]:
+        """The row a report uses, made from a :data:`MEMBER_ROWS` row (with its text)."""
+        ...
+
+    def known(self, keys: Sequence[tuple[int, str]]) -> dict[int, dict[str, Any]]:
+        """The derived rows remembered for these (naId, row hash) pairs, by naId (those
+        remembered from a row of the same hash only)."""
+        ...
+
+    def remember(self, rows: Sequence[tuple[int, str, dict[str, Any]]]) -> None:
+        """Keep derived rows by (naId, row hash)."""
+        ...
+
+
 @dataclass
 class KnownMembers:
     """Member rows read once per run: Leiden's levels nest, so every level's communities hold
     the same records, and reading each level's members with their text read every record's row
     once per level. Coarser levels read their members' naIds and only the rows not read yet
-    (records that joined a community at that level)."""
+    (records that joined a community at that level).
+
+    With `fields`, rows are what it derives from them, and a record whose node's row hash is
+    one it remembers is not read with its text: only its naId, row hash and degree
+    (:data:`MEMBER_KEYS`), so a run reads the text of the records whose rows changed."""
 
     rows: dict[int, dict[str, Any]] = field(default_factory=dict)
+    fields: MemberFields | None = None
+    #: Records whose rows were read with their text.
+    read_with_text: int = 0
 
     def of_many(
         self, driver: Driver, database: str, community_ids: Sequence[str]
@@ -268,7 +301,10 @@ class KnownMembers:
             for row in read_values(driver, database, MEMBER_IDS_OF_MANY, ids=list(community_ids))
         }
         missing = sorted({n for na_ids in found.values() for n in na_ids} - self.rows.keys())
-        if missing:
+        if missing and self.fields is not None:
+            self._read_through(driver, database, missing, self.fields)
+        elif missing:
+            self.read_with_text += len(missing)
             for row in read_values(driver, database, MEMBER_ROWS, naIds=missing):
                 member = row["member"]
                 self.rows[int(member["naId"])] = member
@@ -276,6 +312,30 @@ class KnownMembers:
             community_id: [self.rows[n] for n in found.get(community_id, []) if n in self.rows]
             for community_id in community_ids
         }
+
+    def _read_through(
+        self, driver: Driver, database: str, na_ids: Sequence[int], fields: MemberFields
+    ) -> None:
+        keys = {
+            int(row["naId"]): (row["rowHash"], int(row["degree"]))
+            for row in read_values(driver, database, MEMBER_KEYS, naIds=list(na_ids))
+        }
+        known = fields.known([(n, h) for n, (h, _) in keys.items() if h is not None])
+        for na_id, derived in known.items():
+            self.rows[na_id] = {**derived, "naId": na_id, "degree": keys[na_id][1]}
+        unknown = [n for n in keys if n not in known]
+        if not unknown:
+            return
+        self.read_with_text += len(unknown)
+        remembered = []
+        for row in read_values(driver, database, MEMBER_ROWS, naIds=unknown):
+            member = fields.derive(row["member"])
+            na_id = int(member["naId"])
+            self.rows[na_id] = member
+            row_hash = keys[na_id][0]
+            if row_hash is not None:
+                remembered.append((na_id, row_hash, member))
+        fields.remember(remembered)
 
 
 def members_of_many(

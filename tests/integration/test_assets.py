@@ -300,6 +300,45 @@ def test_batched_context_reads_match_one_community_at_a_time(
     }
 
 
+def test_member_rows_are_read_with_their_text_only_when_their_node_changed(
+    built: dict[str, Any], neo4j_driver: Any, neo4j_settings: Any, tmp_path: Any
+) -> None:
+    """A run's KnownMembers with a report scope's store: the next run reads the text of no
+    unchanged record, gives the same rows, and reads again the one whose node's row changed."""
+    from nara_kg.generation.report_rows import MemberFieldStore, member_fields
+    from nara_kg.generation.report_scope import ReportScope
+    from nara_kg.graph import reports as report_cypher
+
+    db = neo4j_settings.database
+    ids = [row["id"] for row in report_cypher.communities(neo4j_driver, db)]
+    expected = {
+        cid: sorted((member_fields(m) for m in rows), key=lambda m: m["naId"])
+        for cid, rows in report_cypher.members_of_many(neo4j_driver, db, ids).items()
+    }
+
+    def run(scope: ReportScope) -> report_cypher.KnownMembers:
+        known = report_cypher.KnownMembers(fields=MemberFieldStore(scope))
+        rows = report_cypher.members_of_many(neo4j_driver, db, ids, known=known)
+        assert {cid: sorted(r, key=lambda m: m["naId"]) for cid, r in rows.items()} == expected
+        return known
+
+    with ReportScope(tmp_path / "scope.sqlite") as scope:
+        first = run(scope)
+        assert first.read_with_text == len(first.rows) > 1
+        assert run(scope).read_with_text == 0
+        na_id = min(first.rows)
+        set_hash = "MATCH (m:Chunk {chunkId: $id}) SET m.rowHash = $hash RETURN m.rowHash AS old"
+        records, _, _ = neo4j_driver.execute_query(
+            set_hash, id=f"{na_id}-0", hash="edited", database_=db
+        )
+        try:
+            assert run(scope).read_with_text == 1
+        finally:
+            neo4j_driver.execute_query(
+                set_hash, id=f"{na_id}-0", hash=records[0]["old"], database_=db
+            )
+
+
 def test_global_questions_are_evaluated(built: dict[str, Any]) -> None:
     evaluation = metadata_of(built["first"], "retrieval_evaluation")
     assert evaluation["global_questions"] >= 1

@@ -11,7 +11,12 @@ import pytest
 
 import nara_kg.generation.generate as generate
 from nara_kg.generation.llm import ExtractiveLLM
-from nara_kg.generation.report_rows import RunRows, context_from_rows, report_input_key
+from nara_kg.generation.report_rows import (
+    RunRows,
+    context_from_rows,
+    member_fields,
+    report_input_key,
+)
 from tests.unit.test_report_mention_totals import COMMUNITIES, FakeReports, WordCounter
 
 #: 1-y has the same members as its only sub-community 0-c: it is a copy, never keyed.
@@ -41,14 +46,8 @@ class StoredReports(FakeReports):
             for c in COMMUNITIES
         ]
 
-    def members_of_many(
-        self, driver: Any, database: str, ids: list[str], known: Any = None
-    ) -> dict[str, Any]:
-        members = super().members_of_many(driver, database, ids, known)
-        for rows in members.values():
-            for row in rows:
-                row["text"] = self.texts.get(row["naId"], row["text"])
-        return members
+    def text_of(self, na_id: int) -> str:
+        return self.texts.get(na_id) or super().text_of(na_id)
 
     def write_reports(self, driver: Any, database: str, rows: list[Any]) -> int:
         self.written.append(rows)
@@ -243,14 +242,16 @@ def test_rows_converted_once_per_run_give_the_contexts_of_rows_converted_each_ti
     """Contexts built through a run's :class:`RunRows` (a coarser level reusing what the finer
     one converted) read exactly as those built from the rows themselves."""
     members = [
-        {
-            "naId": n,
-            "title": f"Record {n}",
-            "nodeType": "item",
-            "degree": n,
-            "source": None,
-            "text": f"Record {n}\n\nBody of record {n}.",
-        }
+        member_fields(
+            {
+                "naId": n,
+                "title": f"Record {n}",
+                "nodeType": "item",
+                "degree": n,
+                "source": None,
+                "text": f"Record {n}\n\nBody of record {n}.",
+            }
+        )
         for n in (1, 2, 3)
     ]
     rels = [

@@ -12,7 +12,7 @@ import pytest
 import nara_kg.generation.generate as generate
 from nara_kg.generation.llm import ExtractiveLLM
 from nara_kg.generation.report_context import MentionedInfo
-from nara_kg.generation.report_rows import mention_totals, top_mentioned
+from nara_kg.generation.report_rows import member_fields, mention_totals, top_mentioned
 from nara_kg.generation.report_scope import ReportScope
 from nara_kg.graph import reports as report_cypher
 
@@ -53,19 +53,25 @@ class FakeReports:
 
     KnownMembers = report_cypher.KnownMembers
 
+    def text_of(self, na_id: int) -> str:
+        return f"Record {na_id}\n\nBody of record {na_id}."
+
     def members_of_many(
         self, driver: Any, database: str, ids: list[str], known: Any = None
     ) -> dict[str, Any]:
+        """The rows the graph holds, as the run's :class:`KnownMembers` derives them."""
         return {
             cid: [
-                {
-                    "naId": n,
-                    "title": f"Record {n}",
-                    "nodeType": "item",
-                    "text": f"Record {n}\n\nBody of record {n}.",
-                    "source": None,
-                    "degree": n,
-                }
+                member_fields(
+                    {
+                        "naId": n,
+                        "title": f"Record {n}",
+                        "nodeType": "item",
+                        "text": self.text_of(n),
+                        "source": None,
+                        "degree": n,
+                    }
+                )
                 for n in MEMBERS[cid]
             ]
             for cid in ids

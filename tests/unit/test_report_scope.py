@@ -235,3 +235,19 @@ def test_the_plan_reads_a_copied_sub_community_outside_the_scope_from_its_node(
         )
         assert not other.scoped and len(other.communities) == len(OUTLINE)
         assert other.whole_because == "generator, budget or code changed"
+
+
+def test_member_rows_are_remembered_by_the_row_hash_they_were_made_from(tmp_path: Path) -> None:
+    with ReportScope(tmp_path / "scope.sqlite") as scope:
+        scope.remember_member_fields([(1, "h1", {"naId": 1, "excerpt": "a"}), (2, "h2", {})])
+        assert scope.member_fields([(1, "h1"), (2, "h2"), (3, "h3")]) == {
+            1: {"naId": 1, "excerpt": "a"},
+            2: {},
+        }
+        # A node whose row changed (another hash) is read again, then remembered anew.
+        assert scope.member_fields([(1, "h1-new")]) == {}
+        scope.remember_member_fields([(1, "h1-new", {"naId": 1, "excerpt": "b"})])
+        assert scope.member_fields([(1, "h1-new"), (2, "h2")]) == {
+            1: {"naId": 1, "excerpt": "b"},
+            2: {},
+        }
