@@ -49,12 +49,16 @@ CREATE TABLE IF NOT EXISTS record_digests (
 CREATE TABLE IF NOT EXISTS pending_records (na_id INTEGER PRIMARY KEY, seq INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS report_members (community_id TEXT PRIMARY KEY, member_hash TEXT);
 CREATE TABLE IF NOT EXISTS member_fields (
-  na_id INTEGER PRIMARY KEY, row_hash TEXT NOT NULL, fields TEXT NOT NULL
+  na_id INTEGER PRIMARY KEY, made_from TEXT NOT NULL, value TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS community_mentions (
-  community_id TEXT PRIMARY KEY, member_hash TEXT NOT NULL, totals TEXT NOT NULL
+  community_id TEXT PRIMARY KEY, made_from TEXT NOT NULL, value TEXT NOT NULL
 );
 """
+
+#: Tables of JSON values kept by key with the hash of what they were made from (a node's row
+#: hash, a community's members' hash): table -> key column.
+_MADE_FROM_TABLES = {"member_fields": "na_id", "community_mentions": "community_id"}
 
 #: Records per range read of the digests table.
 BATCH = 5_000
@@ -276,20 +280,10 @@ class ReportScope(SqliteStore):
     def mention_totals(self, member_hashes: Mapping[str, str | None]) -> dict[str, MentionTotals]:
         """The remembered mention totals of the communities asked (id -> members' hash now),
         of those whose totals were made from the same members."""
-        found: dict[str, MentionTotals] = {}
-        ids = [cid for cid, member_hash in member_hashes.items() if member_hash]
-        for start in range(0, len(ids), KEYS_PER_QUERY):
-            keys = ids[start : start + KEYS_PER_QUERY]
-            for community_id, member_hash, totals in self.db.execute(
-                "SELECT community_id, member_hash, totals FROM community_mentions "
-                f"WHERE community_id IN ({','.join('?' * len(keys))})",
-                keys,
-            ):
-                if member_hash == member_hashes[community_id]:
-                    found[community_id] = {
-                        int(authority): entry for authority, entry in json.loads(totals).items()
-                    }
-        return found
+        return {
+            community_id: {int(authority): entry for authority, entry in totals.items()}
+            for community_id, totals in self._made_from("community_mentions", member_hashes)
+        }
 
     def remember_mention_totals(
         self, rows: Iterable[tuple[str, str | None, MentionTotals]]
@@ -298,41 +292,41 @@ class ReportScope(SqliteStore):
         Totals are what the members' text names now; they stay true while no member is pending
         (a member whose mentions, or a named authority whose heading, changed is pending), so
         they can be remembered before the run's reports are written."""
-        with self.transaction():
-            self.db.executemany(
-                "INSERT OR REPLACE INTO community_mentions VALUES (?, ?, ?)",
-                [
-                    (community_id, member_hash, json.dumps(totals, separators=(",", ":")))
-                    for community_id, member_hash, totals in rows
-                    if member_hash
-                ],
-            )
+        self._remember_made_from("community_mentions", rows)
 
     def member_fields(self, keys: Sequence[tuple[int, str]]) -> dict[int, dict[str, Any]]:
         """The remembered report rows of these (naId, node row hash) pairs, of those
         remembered from a node of the same row hash (the rows are a function of it)."""
-        wanted = dict(keys)
-        found: dict[int, dict[str, Any]] = {}
-        ids = list(wanted)
-        for start in range(0, len(ids), KEYS_PER_QUERY):
-            batch = ids[start : start + KEYS_PER_QUERY]
-            for na_id, row_hash, fields in self.db.execute(
-                "SELECT na_id, row_hash, fields FROM member_fields "
-                f"WHERE na_id IN ({','.join('?' * len(batch))})",
-                batch,
-            ):
-                if row_hash == wanted[na_id]:
-                    found[int(na_id)] = json.loads(fields)
-        return found
+        return dict(self._made_from("member_fields", dict(keys)))
 
     def remember_member_fields(self, rows: Sequence[tuple[int, str, dict[str, Any]]]) -> None:
         """Keep report rows by naId and the row hash they were made from, one transaction."""
+        self._remember_made_from("member_fields", rows)
+
+    def _made_from(self, table: str, asked: Mapping[Any, str | None]) -> Iterator[tuple[Any, Any]]:
+        """(key, value) of the keys asked (key -> hash now) whose value in `table` was made
+        from the same hash."""
+        key_column = _MADE_FROM_TABLES[table]
+        keys = [key for key, made_from in asked.items() if made_from]
+        for start in range(0, len(keys), KEYS_PER_QUERY):
+            batch = keys[start : start + KEYS_PER_QUERY]
+            for key, made_from, value in self.db.execute(
+                f"SELECT {key_column}, made_from, value FROM {table} "
+                f"WHERE {key_column} IN ({','.join('?' * len(batch))})",
+                batch,
+            ):
+                if made_from == asked[key]:
+                    yield key, json.loads(value)
+
+    def _remember_made_from(self, table: str, rows: Iterable[tuple[Any, str | None, Any]]) -> None:
+        assert table in _MADE_FROM_TABLES
         with self.transaction():
             self.db.executemany(
-                "INSERT OR REPLACE INTO member_fields VALUES (?, ?, ?)",
+                f"INSERT OR REPLACE INTO {table} VALUES (?, ?, ?)",
                 [
-                    (na_id, row_hash, json.dumps(fields, separators=(",", ":")))
-                    for na_id, row_hash, fields in rows
+                    (key, made_from, json.dumps(value, separators=(",", ":")))
+                    for key, made_from, value in rows
+                    if made_from
                 ],
             )
 

@@ -10,14 +10,18 @@ from typing import Any
 import pytest
 
 import nara_kg.generation.generate as generate
-from nara_kg.generation.llm import ExtractiveLLM
 from nara_kg.generation.report_rows import (
     RunRows,
     context_from_rows,
     member_fields,
     report_input_key,
 )
-from tests.unit.test_report_mention_totals import COMMUNITIES, FakeReports, WordCounter
+from tests.unit.test_report_mention_totals import (
+    COMMUNITIES,
+    FakeReports,
+    WordCounter,
+    run_reports,
+)
 
 #: 1-y has the same members as its only sub-community 0-c: it is a copy, never keyed.
 KEYED = ["0-a", "0-b", "0-c", "1-x", "2-r"]
@@ -65,16 +69,7 @@ def _run(
     token_counts_path: Path | None = None,
 ) -> generate.ReportRunResult:
     monkeypatch.setattr(generate, "report_cypher", graph)
-    return generate.generate_community_reports(
-        None,  # type: ignore[arg-type]
-        "neo4j",
-        ExtractiveLLM(),
-        None,
-        WordCounter(),  # type: ignore[arg-type]
-        token_budget=token_budget,
-        force=force,
-        token_counts_path=token_counts_path,
-    )
+    return run_reports(token_budget=token_budget, force=force, token_counts_path=token_counts_path)
 
 
 def _built(graph: StoredReports, monkeypatch: pytest.MonkeyPatch) -> set[str]:

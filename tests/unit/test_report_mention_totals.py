@@ -114,10 +114,24 @@ class WordCounter:
         return np.zeros((len(texts), 2))
 
 
-def test_each_record_is_read_once_and_every_table_equals_summing_all_members(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    fake = FakeReports()
+def run_reports(**options: Any) -> generate.ReportRunResult:
+    """generate_community_reports over whatever `generate.report_cypher` is patched to, with
+    the extractive generator and :class:`WordCounter`."""
+    return generate.generate_community_reports(
+        None,  # type: ignore[arg-type]
+        "neo4j",
+        ExtractiveLLM(),
+        None,
+        WordCounter(),  # type: ignore[arg-type]
+        **options,
+    )
+
+
+def watch_mentioned(
+    monkeypatch: pytest.MonkeyPatch, fake: FakeReports
+) -> dict[str, list[MentionedInfo]]:
+    """Reports read from `fake`; the returned dict fills with the Mentioned table each built
+    context is given, by community id."""
     seen: dict[str, list[MentionedInfo]] = {}
     real_context = generate.context_from_rows
 
@@ -127,14 +141,15 @@ def test_each_record_is_read_once_and_every_table_equals_summing_all_members(
 
     monkeypatch.setattr(generate, "report_cypher", fake)
     monkeypatch.setattr(generate, "context_from_rows", capture)
-    result = generate.generate_community_reports(
-        None,  # type: ignore[arg-type]
-        "neo4j",
-        ExtractiveLLM(),
-        None,
-        WordCounter(),  # type: ignore[arg-type]
-        token_budget=1_000,
-    )
+    return seen
+
+
+def test_each_record_is_read_once_and_every_table_equals_summing_all_members(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    fake = FakeReports()
+    seen = watch_mentioned(monkeypatch, fake)
+    result = run_reports(token_budget=1_000)
     assert result.communities == len(COMMUNITIES) and result.copied_from_sub_community == 1
     assert sorted(fake.mentions_read) == [1, 2, 3, 4]
     assert set(seen) == {"0-a", "0-b", "0-c", "1-x", "2-r"}  # 1-y copies 0-c's report
@@ -191,27 +206,10 @@ def test_a_scoped_run_takes_the_remembered_totals_of_sub_communities_outside_it(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     fake = RememberingReports()
-    seen: dict[str, list[MentionedInfo]] = {}
-    real_context = generate.context_from_rows
-
-    def capture(community: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
-        seen[community["id"]] = kwargs["mentioned"]
-        return real_context(community, *args, **kwargs)
-
-    monkeypatch.setattr(generate, "report_cypher", fake)
-    monkeypatch.setattr(generate, "context_from_rows", capture)
+    seen = watch_mentioned(monkeypatch, fake)
 
     def run(*, force: bool = False) -> generate.ReportRunResult:
-        return generate.generate_community_reports(
-            None,  # type: ignore[arg-type]
-            "neo4j",
-            ExtractiveLLM(),
-            None,
-            WordCounter(),  # type: ignore[arg-type]
-            token_budget=1_000,
-            scope_path=tmp_path / "scope.sqlite",
-            force=force,
-        )
+        return run_reports(token_budget=1_000, scope_path=tmp_path / "scope.sqlite", force=force)
 
     first = run()
     assert not first.scoped and sorted(fake.mentions_read) == [1, 2, 3, 4]
