@@ -77,16 +77,25 @@ def _whole(scope: Scope, reason: str) -> Scope:
     return Scope(WHOLE, reason, scope.changes, scope.remembered)
 
 
+def _scope_with_file_totals(
+    layout: WorkLayout, check: str, config: str, *, full: bool
+) -> tuple[Scope, dict[str, Any] | None]:
+    """The check's scope and the per-file totals its last run kept; whole when it kept none
+    (a scoped check adds the changed files' totals to the others')."""
+    scope = scope_of(layout, check, config, full=full)
+    remembered = (scope.remembered.state.get("files") if scope.remembered else None) or None
+    if scope.scoped and remembered is None:
+        scope = _whole(scope, "no per-file totals were kept")
+    return scope, remembered
+
+
 # --------------------------------------------------------------------------- nodes
 def node_counts(
     driver: Driver, database: str, layout: WorkLayout, *, full: bool
 ) -> GraphCheckOutcome:
     check = names.GRAPH_NODES_MATCH_PARQUET
     config = config_digest(check)
-    scope = scope_of(layout, check, config, full=full)
-    remembered = (scope.remembered.state.get("files") if scope.remembered else None) or None
-    if scope.scoped and remembered is None:
-        scope = _whole(scope, "no per-file totals were kept")
+    scope, remembered = _scope_with_file_totals(layout, check, config, full=full)
     if scope.scoped and scope.changes is not None and remembered is not None:
         changes = scope.changes
         ids = set(changes.na_ids)
@@ -207,10 +216,7 @@ def next_chains(
 ) -> GraphCheckOutcome:
     check = names.NEXT_CONSISTENT
     config = config_digest(check)
-    scope = scope_of(layout, check, config, full=full)
-    remembered = (scope.remembered.state.get("files") if scope.remembered else None) or None
-    if scope.scoped and remembered is None:
-        scope = _whole(scope, "no per-file totals were kept")
+    scope, remembered = _scope_with_file_totals(layout, check, config, full=full)
     if scope.scoped and scope.changes is not None and remembered is not None:
         changes = scope.changes
         with RecordIndex(layout.record_index) as index:

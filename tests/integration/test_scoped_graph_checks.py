@@ -89,9 +89,10 @@ def run_checks(
 
 def whole_verdicts(driver: Any, settings: Neo4jSettings, data: Path, work: Path) -> dict[str, bool]:
     """What the whole checks say of the graph as it is now."""
-    resources = resources_for(settings, data, work)
-    layout = resources["paths"].layout
-    embedder = resources["embedding_model"].get_embedder()
+    # Initialized as a run would (EnvVar-bound settings resolved), not used as bound.
+    with dg.build_resources(resources_for(settings, data, work)) as resources:
+        layout = resources.paths.layout
+        embedder = resources.embedding_model.get_embedder()
     database = settings.database
     return {
         names.GRAPH_NODES_MATCH_PARQUET: graph_checks.check_node_counts(
