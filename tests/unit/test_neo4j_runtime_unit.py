@@ -29,7 +29,11 @@ def _conf(text: str) -> dict[str, str]:
     return entries
 
 
-def test_conf_is_local_bolt_only_with_auth(tmp_path: Path) -> None:
+def test_conf_is_local_bolt_only_with_auth(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The memory sizes are read from the process environment when Neo4j starts: the defaults
+    # are checked without a developer's own sizes.
+    monkeypatch.delenv("NARA_KG_NEO4J_HEAP", raising=False)
+    monkeypatch.delenv("NARA_KG_NEO4J_PAGECACHE", raising=False)
     settings = Neo4jSettings.from_env({})
     conf = _conf(render_conf(settings, tmp_path))
     assert conf["server.default_listen_address"] == "127.0.0.1"
