@@ -16,6 +16,11 @@ from the one it made their report from, and at their parents (a parent's context
 sub-communities' reports), and deletes the pending records it has seen only once its reports
 are written.
 
+The same store keeps what community_reports made of the graph, each value with the hash it
+was made from, so a value is used only while that hash is the graph's: each community's mention
+totals (by its members' hash; a community in scope takes its outside sub-communities' totals)
+and each member's report row (by its node's row hash; only changed records are read with text).
+
 Why SQLite (the standard library's `sqlite3`): the stream comes in naId order, and one range
 read per batch of the digests table finds the old digests and the records gone from the graph
 without holding the table; the pending records are a queue that one step fills and another
