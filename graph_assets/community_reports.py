@@ -38,8 +38,10 @@ REPORT_TOKEN_BUDGET = 1_200
         "otherwise only the communities holding a record whose row or edges changed since its "
         "last complete run (graph_communities queues them), those with other members, and "
         "their parents are looked at (communities_in_scope, scoped_by_change), with the mention "
-        "totals of their sub-communities outside the run and the rows of members whose nodes "
-        "are unchanged taken from the report scope's store (member_texts_read: the others). "
+        "totals of their sub-communities outside the run taken from the report scope's store, "
+        "and so the rows and relationships of their members that are not queued "
+        "(members_in_scope: all; records_touched: those read from the graph; "
+        "member_texts_read: of those, the ones whose rows changed, read with their text). "
         "JSON {title, summary, rating, rating_explanation, findings} on the Community node, "
         "with an embedding of title + "
         "summary (vector index community_summaries). Generations are cached by prompt + model "
@@ -101,6 +103,7 @@ def community_reports(
             "reports_regenerated": result.generated,
             RECORDS_TOUCHED: result.records_touched,
             "member_texts_read": result.member_texts_read,
+            "members_in_scope": result.members_in_scope,
             "generated": result.generated,
             "cached": result.cached,
             "copied_from_sub_community": result.copied_from_sub_community,

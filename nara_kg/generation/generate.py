@@ -84,11 +84,14 @@ class ReportRunResult:
     reports_replaced: int = 0
     #: True when the sources of every report were as the last run found them: nothing read.
     skipped: bool = False
-    #: Records whose rows (members, mentions) were read one by one.
+    #: Records whose rows were read from the graph (row hash and degree at least): in a run
+    #: scoped by the change, those pending; the others' rows and relationships are the store's.
     records_touched: int = 0
     #: Of those: records whose rows were read with their text (the others' report rows were
     #: remembered from a node of the same row hash).
     member_texts_read: int = 0
+    #: Records that are members of the communities in scope (read or taken from the store).
+    members_in_scope: int = 0
     #: Communities whose reports this run looked at (all, unless scoped by the change).
     communities_in_scope: int = 0
     #: Whether the run was scoped by the records whose inputs changed (report_scope), and if
@@ -420,8 +423,10 @@ def _generate_all(
     rows: list[dict[str, Any]] = []
     #: each record's relationships, read at the finest level and reused at the coarser ones
     relationships = report_cypher.OutgoingRelationships()
+    #: what the store keeps of each record (settled records are not read: see the class)
+    store = MemberFieldStore(remembered, plan.pending)
     #: each record's member row, read once, at its finest level
-    known_members = report_cypher.KnownMembers(fields=MemberFieldStore(remembered))
+    known_members = report_cypher.KnownMembers(fields=store)
     #: each member's and relationship's key line and context row, made once
     run_rows = RunRows()
     communities = plan.communities
@@ -450,11 +455,18 @@ def _generate_all(
             )
             # The relationships are read on the reader's thread while the mentions are read here:
             # each read leaves a core idle half the time (Neo4j answers, the driver decodes).
+            groups = {cid: [int(m["naId"]) for m in members_of[cid]] for cid in to_read}
+            relationships.adopt(
+                store.settled_outgoing(
+                    relationships.missing(n for na_ids in groups.values() for n in na_ids)
+                )
+            )
             relationships_read = reader.submit(
                 report_cypher.relationships_within,
                 driver,
                 database,
-                {cid: [int(m["naId"]) for m in members_of[cid]] for cid in to_read},
+                groups,
+                known_members.rows,
                 known=relationships,
             )
             # What a community's text names is its sub-communities' totals plus its other members'
@@ -469,6 +481,7 @@ def _generate_all(
                 driver, database, [na_id for _, rest in parts.values() for na_id in rest]
             )
             relationships_of = relationships_read.result()
+            store.remember_outgoing(relationships.take_read())
             for community in batch:
                 position += 1
                 community_id = community["id"]
@@ -596,7 +609,8 @@ def _generate_all(
     result.summaries_embedded = len(pending)
     result.communities, result.per_level, result.scoped = plan.total, plan.per_level, plan.scoped
     result.whole_because = plan.whole_because
-    result.records_touched = len(known_members.rows)
+    result.records_touched = known_members.keys_read
+    result.members_in_scope = len(known_members.rows)
     result.member_texts_read = known_members.read_with_text
     result.reports_repaired, result.reports_replaced = repairs.repaired, repairs.replaced
     return result

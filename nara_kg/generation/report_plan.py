@@ -72,6 +72,9 @@ class ReportPlan:
     #: The remembered mention totals of sub-communities outside the run (id -> totals), where
     #: they were made from the members they have now: their members' mentions are not read.
     outside_mention_totals: dict[str, MentionTotals] = field(default_factory=dict)
+    #: In a scoped run, every record pending in the scope: the others are settled (their rows
+    #: and relationships as the store remembers them). None when every community is looked at.
+    pending: frozenset[int] | None = None
 
 
 def report_settings_key(generator: str, counter_key: str, token_budget: int) -> str:
@@ -150,4 +153,5 @@ def plan_reports(
         outside_mention_totals=scope.mention_totals(
             {row["id"]: row["memberHash"] for row in outside_rows}
         ),
+        pending=scope.pending_records(),
     )

@@ -23,6 +23,7 @@ from nara_kg.generation.report_context import (
 )
 from nara_kg.generation.report_context_data import MentionTotals
 from nara_kg.generation.report_scope import ReportScope
+from nara_kg.graph.reports import Outgoing
 from nara_kg.ingest.chunking import TokenCounter, TokensCounter
 from nara_kg.model.source_digest import source_digest
 
@@ -118,10 +119,32 @@ def member_fields(row: Mapping[str, Any]) -> dict[str, Any]:
 class MemberFieldStore:
     """:class:`nara_kg.graph.reports.MemberFields` for a run: rows made by
     :func:`member_fields`, remembered in the report scope's store (when there is one) by the
-    node's row hash, so that the next run reads the text of the records whose rows changed."""
+    node's row hash, so that the next run reads the text of the records whose rows changed;
+    and the records' relationships (:class:`nara_kg.graph.reports.OutgoingRelationships`).
 
-    def __init__(self, scope: ReportScope | None) -> None:
+    `pending`: in a run scoped to what changed, the records pending in the scope (those whose
+    rows or edges may have changed since the store's values of them were made); every other
+    record is settled, and its row and relationships are taken from the store, not read. None
+    (a run over every community): nothing is settled."""
+
+    def __init__(self, scope: ReportScope | None, pending: frozenset[int] | None = None) -> None:
         self._scope = scope
+        self._pending = pending
+
+    def settled(self, na_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+        if self._scope is None or self._pending is None:
+            return {}
+        return self._scope.settled_member_fields([n for n in na_ids if n not in self._pending])
+
+    def settled_outgoing(self, na_ids: Sequence[int]) -> dict[int, Outgoing]:
+        """The remembered relationships of those of these records that are settled."""
+        if self._scope is None or self._pending is None:
+            return {}
+        return self._scope.outgoing([n for n in na_ids if n not in self._pending])
+
+    def remember_outgoing(self, rows: Mapping[int, Outgoing]) -> None:
+        if self._scope is not None and rows:
+            self._scope.remember_outgoing(rows)
 
     def derive(self, row: Mapping[str, Any]) -> dict[str, Any]:
         return member_fields(row)

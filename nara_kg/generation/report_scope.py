@@ -20,6 +20,10 @@ The same store keeps what community_reports made of the graph, each value with t
 was made from, so a value is used only while that hash is the graph's: each community's mention
 totals (by its members' hash; a community in scope takes its outside sub-communities' totals)
 and each member's report row (by its node's row hash; only changed records are read with text).
+A record not pending has the row hash, degree and edges it had when its row and its outgoing
+relationships were remembered (a changed edge queues both its ends), so a run scoped by the
+change takes both from here without reading the record at all; what the store keeps of a record
+leaves it with the record.
 
 Why SQLite (the standard library's `sqlite3`): the stream comes in naId order, and one range
 read per batch of the digests table finds the old digests and the records gone from the graph
@@ -53,9 +57,11 @@ CREATE TABLE IF NOT EXISTS record_digests (
 );
 CREATE TABLE IF NOT EXISTS pending_records (na_id INTEGER PRIMARY KEY, seq INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS report_members (community_id TEXT PRIMARY KEY, member_hash TEXT);
-CREATE TABLE IF NOT EXISTS member_fields (
+DROP TABLE IF EXISTS member_fields;
+CREATE TABLE IF NOT EXISTS member_rows (
   na_id INTEGER PRIMARY KEY, made_from TEXT NOT NULL, value TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS record_outgoing (na_id INTEGER PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS community_mentions (
   community_id TEXT PRIMARY KEY, made_from TEXT NOT NULL, value TEXT NOT NULL
 );
@@ -63,7 +69,13 @@ CREATE TABLE IF NOT EXISTS community_mentions (
 
 #: Tables of JSON values kept by key with the hash of what they were made from (a node's row
 #: hash, a community's members' hash): table -> key column.
-_MADE_FROM_TABLES = {"member_fields": "na_id", "community_mentions": "community_id"}
+_MADE_FROM_TABLES = {"member_rows": "na_id", "community_mentions": "community_id"}
+
+#: Tables read by key (those of :data:`_MADE_FROM_TABLES` and the records' relationships):
+#: table -> key column.
+_KEY_COLUMNS = {**_MADE_FROM_TABLES, "record_outgoing": "na_id"}
+#: What the store keeps of each record besides its digests: gone with the record.
+_RECORD_TABLES = ("member_rows", "record_outgoing")
 
 #: Records per range read of the digests table.
 BATCH = 5_000
@@ -249,9 +261,10 @@ class ReportScope(SqliteStore):
             if sums is not None:
                 sums.remove(int(projection_digest, 16), record_content_digest(na_id, row_digest))
         self.db.executemany("INSERT OR REPLACE INTO record_digests VALUES (?, ?, ?, ?, ?)", upserts)
-        self.db.executemany(
-            "DELETE FROM record_digests WHERE na_id = ?", [(na_id,) for na_id in stored]
-        )
+        for table in ("record_digests", *_RECORD_TABLES):
+            self.db.executemany(
+                f"DELETE FROM {table} WHERE na_id = ?", [(na_id,) for na_id in stored]
+            )
         self.db.executemany(
             "INSERT OR REPLACE INTO pending_records VALUES (?, ?)",
             [(na_id, seq) for na_id in pending],
@@ -302,11 +315,57 @@ class ReportScope(SqliteStore):
     def member_fields(self, keys: Sequence[tuple[int, str]]) -> dict[int, dict[str, Any]]:
         """The remembered report rows of these (naId, node row hash) pairs, of those
         remembered from a node of the same row hash (the rows are a function of it)."""
-        return dict(self._made_from("member_fields", dict(keys)))
+        return dict(self._made_from("member_rows", dict(keys)))
 
     def remember_member_fields(self, rows: Sequence[tuple[int, str, dict[str, Any]]]) -> None:
-        """Keep report rows by naId and the row hash they were made from, one transaction."""
-        self._remember_made_from("member_fields", rows)
+        """Keep report rows by naId and the row hash they were made from, one transaction. A
+        row holds its record's degree as it was when remembered: a record whose degree moves
+        is pending (its edges, or those of a record at their other end, changed)."""
+        self._remember_made_from("member_rows", rows)
+
+    def settled_member_fields(self, na_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+        """The remembered report rows of these records, whatever they were made from: for
+        records not pending, whose rows and degrees are as they were when remembered."""
+        return {
+            int(na_id): json.loads(value) for na_id, value in self._values("member_rows", na_ids)
+        }
+
+    def outgoing(self, na_ids: Sequence[int]) -> dict[int, tuple[tuple[int, str], ...]]:
+        """The remembered relationships (target naId, type) leaving these records: for
+        records not pending, whose edges are as they were when remembered."""
+        return {
+            int(na_id): tuple((int(target), str(kind)) for target, kind in json.loads(value))
+            for na_id, value in self._values("record_outgoing", na_ids)
+        }
+
+    def remember_outgoing(self, rows: Mapping[int, Sequence[tuple[int, str]]]) -> None:
+        """Keep records' relationships (naId -> (target naId, type) each), one transaction."""
+        with self.transaction():
+            self.db.executemany(
+                "INSERT OR REPLACE INTO record_outgoing VALUES (?, ?)",
+                [
+                    (na_id, json.dumps([list(edge) for edge in edges], separators=(",", ":")))
+                    for na_id, edges in rows.items()
+                ],
+            )
+
+    def pending_records(self) -> frozenset[int]:
+        """Every record pending, whatever its sequence: those whose rows or edges may differ
+        from what the store remembers of them."""
+        return frozenset(
+            int(na_id) for (na_id,) in self.db.execute("SELECT na_id FROM pending_records")
+        )
+
+    def _values(self, table: str, keys: Sequence[Any]) -> Iterator[tuple[Any, str]]:
+        """(key, stored JSON) of the keys asked that `table` holds."""
+        key_column = _KEY_COLUMNS[table]
+        for start in range(0, len(keys), KEYS_PER_QUERY):
+            batch = list(keys[start : start + KEYS_PER_QUERY])
+            yield from self.db.execute(
+                f"SELECT {key_column}, value FROM {table} "
+                f"WHERE {key_column} IN ({','.join('?' * len(batch))})",
+                batch,
+            )
 
     def _made_from(self, table: str, asked: Mapping[Any, str | None]) -> Iterator[tuple[Any, Any]]:
         """(key, value) of the keys asked (key -> hash now) whose value in `table` was made

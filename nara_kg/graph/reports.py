@@ -125,21 +125,15 @@ CALL (c) {{
 RETURN id, members
 """
 
-#: Relationships leaving the given first chunks, with the summed degree of both ends; the
-#: caller keeps those whose target is in the same community. One row per source record (its
-#: relationships as a list): a row per relationship cost more in the driver than the query.
+#: Relationships leaving the given first chunks (target naId and type); the caller keeps those
+#: whose target is in the same community and takes both ends' titles and degrees from their
+#: member rows (:data:`MEMBER_ROWS`), which hold the same values. One row per source record
+#: (its relationships as a list): a row per relationship cost more in the driver than the query.
 RELATIONSHIPS_FROM = f"""
 UNWIND $naIds AS id
-MATCH (a:{Label.CHUNK} {{{Prop.NA_ID}: id, {Prop.CHUNK_SEQ_ID}: 0}})
-WITH a, COUNT {{ (a)-[:{_RELS}]-() }} AS sourceDegree
-MATCH (a)-[r:{_RELS}]->(b:{Label.CHUNK})
+MATCH (a:{Label.CHUNK} {{{Prop.NA_ID}: id, {Prop.CHUNK_SEQ_ID}: 0}})-[r:{_RELS}]->(b:{Label.CHUNK})
 WHERE b.{Prop.CHUNK_SEQ_ID} = 0
-RETURN a.{Prop.NA_ID} AS source, coalesce(a.{Prop.TITLE}, a.{Prop.HEADING}) AS sourceTitle,
-       collect({{
-           target: b.{Prop.NA_ID}, type: type(r),
-           targetTitle: coalesce(b.{Prop.TITLE}, b.{Prop.HEADING}),
-           degree: sourceDegree + COUNT {{ (b)-[:{_RELS}]-() }}
-       }}) AS outgoing
+RETURN id AS source, collect([b.{Prop.NA_ID}, type(r)]) AS outgoing
 """
 
 #: The authorities named in the given records' chunks (MENTIONED_IN), with the times named;
@@ -273,7 +267,12 @@ class MemberFields(Protocol):
         ...
 
     def remember(self, rows: Sequence[tuple[int, str, dict[str, Any]]]) -> None:
-        """Keep derived rows by (naId, row hash)."""
+        """Keep derived rows (degree included) by (naId, row hash)."""
+        ...
+
+    def settled(self, na_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+        """The derived rows remembered for those of these records whose row and edges (so
+        degree) have not changed since they were remembered, by naId; these are not read."""
         ...
 
 
@@ -284,14 +283,17 @@ class KnownMembers:
     once per level. Coarser levels read their members' naIds and only the rows not read yet
     (records that joined a community at that level).
 
-    With `fields`, rows are what it derives from them, and a record whose node's row hash is
-    one it remembers is not read with its text: only its naId, row hash and degree
-    (:data:`MEMBER_KEYS`), so a run reads the text of the records whose rows changed."""
+    With `fields`, rows are what it derives from them: a record `fields` holds as settled is
+    not read at all, and one whose node's row hash is one it remembers is not read with its
+    text, only its naId, row hash and degree (:data:`MEMBER_KEYS`), so a run reads the text of
+    the records whose rows changed and the keys of those whose rows or edges may have."""
 
     rows: dict[int, dict[str, Any]] = field(default_factory=dict)
     fields: MemberFields | None = None
     #: Records whose rows were read with their text.
     read_with_text: int = 0
+    #: Records whose row hash and degree were read (all but the settled ones).
+    keys_read: int = 0
 
     def of_many(
         self, driver: Driver, database: str, community_ids: Sequence[str]
@@ -316,19 +318,26 @@ class KnownMembers:
     def _read_through(
         self, driver: Driver, database: str, na_ids: Sequence[int], fields: MemberFields
     ) -> None:
+        settled = fields.settled(na_ids)
+        self.rows.update(settled)
+        to_read = [n for n in na_ids if n not in settled]
+        if not to_read:
+            return
+        self.keys_read += len(to_read)
         keys = {
             int(row["naId"]): (row["rowHash"], int(row["degree"]))
-            for row in read_values(driver, database, MEMBER_KEYS, naIds=list(na_ids))
+            for row in read_values(driver, database, MEMBER_KEYS, naIds=to_read)
         }
         known = fields.known([(n, h) for n, (h, _) in keys.items() if h is not None])
-        for na_id, derived in known.items():
-            self.rows[na_id] = {**derived, "naId": na_id, "degree": keys[na_id][1]}
-        unknown = [n for n in keys if n not in known]
-        if not unknown:
-            return
-        self.read_with_text += len(unknown)
         remembered = []
-        for row in read_values(driver, database, MEMBER_ROWS, naIds=unknown):
+        for na_id, derived in known.items():
+            row_hash, degree = keys[na_id]
+            member = self.rows[na_id] = {**derived, "naId": na_id, "degree": degree}
+            if member != derived:  # its degree moved: what is remembered is the row as it is now
+                remembered.append((na_id, row_hash, member))
+        unknown = [n for n in keys if n not in known]
+        self.read_with_text += len(unknown)
+        for row in read_values(driver, database, MEMBER_ROWS, naIds=unknown) if unknown else ():
             member = fields.derive(row["member"])
             na_id = int(member["naId"])
             self.rows[na_id] = member
@@ -366,64 +375,91 @@ def top_members_of_many(
     return {community_id: found.get(community_id, []) for community_id in community_ids}
 
 
+#: A record's relationships to other records: (target naId, type) each.
+Outgoing = tuple[tuple[int, str], ...]
+
+
 @dataclass
 class OutgoingRelationships:
-    """Records' relationships to other records (target naId, type, degree of both ends), read
-    once per run: Leiden's levels nest, so every level's communities hold the same records, and
-    reading them per level read every relationship once per level (four times here). Kept as
-    tuples with one title per record, since a run ends up holding the whole graph's."""
+    """Records' relationships to other records (target naId, type), read once per run: Leiden's
+    levels nest, so every level's communities hold the same records, and reading them per level
+    read every relationship once per level (four times here). A relationship's titles and
+    degree are its ends' (their member rows'), so a record's outgoing list changes only with
+    its own edges: the caller may :meth:`adopt` lists it kept from an earlier run for records
+    whose edges did not change since, and keeps :meth:`take_read` for the next."""
 
-    titles: dict[int, str | None] = field(default_factory=dict)
-    outgoing: dict[int, tuple[tuple[int, str, int], ...]] = field(default_factory=dict)
+    outgoing: dict[int, Outgoing] = field(default_factory=dict)
+    #: Records read from the graph since the last :meth:`take_read`.
+    _read: dict[int, Outgoing] = field(default_factory=dict)
+
+    def missing(self, na_ids: Iterable[int]) -> list[int]:
+        """The records whose relationships are not known yet."""
+        return sorted({na_id for na_id in na_ids if na_id not in self.outgoing})
+
+    def adopt(self, outgoing: Mapping[int, Outgoing]) -> None:
+        """Take records' relationships known from elsewhere (not read again)."""
+        self.outgoing.update(outgoing)
 
     def read(self, driver: Driver, database: str, na_ids: Iterable[int]) -> None:
-        """Read the records not read yet."""
-        missing = sorted({na_id for na_id in na_ids if na_id not in self.outgoing})
+        """Read the records not known yet."""
+        missing = self.missing(na_ids)
         if not missing:
             return
+        found: dict[int, Outgoing] = {na_id: () for na_id in missing}
         for row in read_values(driver, database, RELATIONSHIPS_FROM, naIds=missing):
-            source = int(row["source"])
-            self.titles[source] = row["sourceTitle"]
-            edges = []
-            for rel in row["outgoing"]:
-                target = int(rel["target"])
-                self.titles.setdefault(target, rel["targetTitle"])
-                edges.append((target, sys.intern(str(rel["type"])), int(rel["degree"])))
-            self.outgoing[source] = tuple(edges)
-        for na_id in missing:
-            self.outgoing.setdefault(na_id, ())
+            found[int(row["source"])] = tuple(
+                (int(target), sys.intern(str(rel_type))) for target, rel_type in row["outgoing"]
+            )
+        self.outgoing.update(found)
+        self._read.update(found)
 
-    def within(self, na_ids: Sequence[int]) -> list[dict[str, Any]]:
-        """The relationships between the given (read) records, as rows of
-        :data:`RELATIONSHIPS_FROM` flattened: source, sourceTitle, target, type, targetTitle,
-        degree."""
+    def take_read(self) -> dict[int, Outgoing]:
+        """The records read from the graph since the last call."""
+        read, self._read = self._read, {}
+        return read
+
+    def within(
+        self, na_ids: Sequence[int], members: Mapping[int, Mapping[str, Any]]
+    ) -> list[dict[str, Any]]:
+        """The relationships between the given (read) records, as rows of source, sourceTitle,
+        target, type, targetTitle and degree (the sum of both ends'); `members`: naId -> its
+        member row (title and degree), for every record in `na_ids`."""
         inside = set(na_ids)
-        return [
-            {
-                "source": source,
-                "sourceTitle": self.titles.get(source),
-                "target": target,
-                "type": rel_type,
-                "targetTitle": self.titles.get(target),
-                "degree": degree,
-            }
-            for source in na_ids
-            for target, rel_type, degree in self.outgoing.get(source, ())
-            if target in inside
-        ]
+        rows = []
+        for source in na_ids:
+            edges = self.outgoing.get(source, ())
+            if not edges:
+                continue
+            source_row = members[source]
+            for target, rel_type in edges:
+                if target in inside:
+                    target_row = members[target]
+                    rows.append(
+                        {
+                            "source": source,
+                            "sourceTitle": source_row["title"],
+                            "target": target,
+                            "type": rel_type,
+                            "targetTitle": target_row["title"],
+                            "degree": int(source_row["degree"]) + int(target_row["degree"]),
+                        }
+                    )
+        return rows
 
 
 def relationships_within(
     driver: Driver,
     database: str,
     groups: dict[str, list[int]],
+    members: Mapping[int, Mapping[str, Any]],
     known: OutgoingRelationships | None = None,
 ) -> dict[str, list[dict[str, Any]]]:
-    """For each community (id -> member naIds), the relationships between its members; `known`
-    keeps what was read for the next call (the next level)."""
+    """For each community (id -> member naIds), the relationships between its members
+    (`members`: naId -> member row, for their titles and degrees); `known` keeps what was read
+    for the next call (the next level)."""
     known = OutgoingRelationships() if known is None else known
     known.read(driver, database, (na_id for na_ids in groups.values() for na_id in na_ids))
-    return {community_id: known.within(na_ids) for community_id, na_ids in groups.items()}
+    return {community_id: known.within(na_ids, members) for community_id, na_ids in groups.items()}
 
 
 def mentions_of_records(

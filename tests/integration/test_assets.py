@@ -275,26 +275,33 @@ def test_batched_context_reads_match_one_community_at_a_time(
     for community_id in ids:
         ranked = sorted(many[community_id], key=lambda m: (-m["degree"], m["naId"]))[:3]
         assert [m["naId"] for m in top[community_id]] == [m["naId"] for m in ranked]
+    rows_of = {int(m["naId"]): m for rows in many.values() for m in rows}
     within = report_cypher.relationships_within(
-        neo4j_driver, db, {cid: [m["naId"] for m in many[cid]] for cid in ids}
+        neo4j_driver, db, {cid: [m["naId"] for m in many[cid]] for cid in ids}, rows_of
     )
     expected, _, _ = neo4j_driver.execute_query(
         "MATCH (c:Community) "
         "MATCH (a:Chunk {chunkSeqId: 0})-[:IN_COMMUNITY*1..12]->(c) "
         "MATCH (a)-[r]->(b:Chunk {chunkSeqId: 0})-[:IN_COMMUNITY*1..12]->(c) "
         "WHERE type(r) IN $types "
-        "RETURN c.id AS id, a.naId AS source, b.naId AS target, type(r) AS type",
+        "RETURN c.id AS id, a.naId AS source, b.naId AS target, type(r) AS type, "
+        "coalesce(a.title, a.heading) AS sourceTitle, coalesce(b.title, b.heading) AS targetTitle, "
+        "COUNT { (a)-[x]-() WHERE type(x) IN $types } "
+        "+ COUNT { (b)-[x]-() WHERE type(x) IN $types } AS degree",
         types=list(COMMUNITY_RELATIONSHIPS),
         database_=db,
     )
-    found = {(cid, row["source"], row["target"], row["type"]) for cid in ids for row in within[cid]}
-    assert found == {(r["id"], r["source"], r["target"], r["type"]) for r in expected}
+    # Titles and degrees come from the member rows: the same as the graph's, end by end.
+    fields = ("source", "target", "type", "sourceTitle", "targetTitle", "degree")
+    found = {(cid, *(row[f] for f in fields)) for cid in ids for row in within[cid]}
+    assert found == {(r["id"], *(r[f] for f in fields)) for r in expected}
     assert found
     # Read once per run: the next level's call finds every record read (it needs no driver).
     groups = {cid: [m["naId"] for m in many[cid]] for cid in ids}
     known = report_cypher.OutgoingRelationships()
-    first = report_cypher.relationships_within(neo4j_driver, db, groups, known=known)
-    assert report_cypher.relationships_within(cast(Any, None), db, groups, known=known) == first
+    first = report_cypher.relationships_within(neo4j_driver, db, groups, rows_of, known=known)
+    again = report_cypher.relationships_within(cast(Any, None), db, groups, rows_of, known=known)
+    assert again == first
     assert {(r["source"], r["target"]) for rows in first.values() for r in rows} == {
         (r["source"], r["target"]) for rows in within.values() for r in rows
     }
@@ -316,8 +323,10 @@ def test_member_rows_are_read_with_their_text_only_when_their_node_changed(
         for cid, rows in report_cypher.members_of_many(neo4j_driver, db, ids).items()
     }
 
-    def run(scope: ReportScope) -> report_cypher.KnownMembers:
-        known = report_cypher.KnownMembers(fields=MemberFieldStore(scope))
+    def run(
+        scope: ReportScope, pending: frozenset[int] | None = None
+    ) -> report_cypher.KnownMembers:
+        known = report_cypher.KnownMembers(fields=MemberFieldStore(scope, pending))
         rows = report_cypher.members_of_many(neo4j_driver, db, ids, known=known)
         assert {cid: sorted(r, key=lambda m: m["naId"]) for cid, r in rows.items()} == expected
         return known
@@ -337,6 +346,50 @@ def test_member_rows_are_read_with_their_text_only_when_their_node_changed(
             neo4j_driver.execute_query(
                 set_hash, id=f"{na_id}-0", hash=records[0]["old"], database_=db
             )
+        # In a run scoped by the change, only pending records are read (keys, not text).
+        scoped = run(scope, pending=frozenset({na_id}))
+        assert (scoped.keys_read, scoped.read_with_text) == (1, 0)
+        # A remembered degree that moved while the row hash stayed is remembered anew.
+        scope.remember_member_fields(
+            [(na_id, records[0]["old"], {**first.rows[na_id], "degree": -1})]
+        )
+        assert run(scope, pending=frozenset({na_id})).keys_read == 1
+        assert run(scope, pending=frozenset()).keys_read == 0
+
+
+def test_settled_records_relationships_are_the_stores_and_the_others_are_read(
+    built: dict[str, Any], neo4j_driver: Any, neo4j_settings: Any, tmp_path: Any
+) -> None:
+    """The relationships a scoped run adopts from the store for settled records, with those it
+    reads for the pending ones, give the rows a run that reads all of them gives."""
+    from nara_kg.generation.report_rows import MemberFieldStore
+    from nara_kg.generation.report_scope import ReportScope
+    from nara_kg.graph import reports as report_cypher
+
+    db = neo4j_settings.database
+    ids = [row["id"] for row in report_cypher.communities(neo4j_driver, db)]
+    many = report_cypher.members_of_many(neo4j_driver, db, ids)
+    rows_of = {int(m["naId"]): m for rows in many.values() for m in rows}
+    groups = {cid: [int(m["naId"]) for m in many[cid]] for cid in ids}
+    every = sorted(rows_of)
+
+    def sort(found: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        return {
+            cid: sorted(r, key=lambda x: (x["source"], x["target"])) for cid, r in found.items()
+        }
+
+    read_all = report_cypher.OutgoingRelationships()
+    expected = sort(report_cypher.relationships_within(neo4j_driver, db, groups, rows_of, read_all))
+    assert any(expected.values())
+    with ReportScope(tmp_path / "scope.sqlite") as scope:
+        scope.remember_outgoing(read_all.take_read())
+        pending = frozenset(every[:3])
+        known = report_cypher.OutgoingRelationships()
+        known.adopt(MemberFieldStore(scope, pending).settled_outgoing(known.missing(every)))
+        assert known.missing(every) == sorted(pending)
+        found = report_cypher.relationships_within(neo4j_driver, db, groups, rows_of, known)
+        assert sort(found) == expected
+        assert sorted(known.take_read()) == sorted(pending)
 
 
 def test_global_questions_are_evaluated(built: dict[str, Any]) -> None:

@@ -80,7 +80,12 @@ class FakeReports:
     OutgoingRelationships = report_cypher.OutgoingRelationships
 
     def relationships_within(
-        self, driver: Any, database: str, groups: dict[str, list[int]], known: Any = None
+        self,
+        driver: Any,
+        database: str,
+        groups: dict[str, list[int]],
+        members: Any,
+        known: Any = None,
     ) -> dict[str, list[Any]]:
         return {cid: [] for cid in groups}
 

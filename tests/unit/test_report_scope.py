@@ -251,3 +251,43 @@ def test_member_rows_are_remembered_by_the_row_hash_they_were_made_from(tmp_path
             1: {"naId": 1, "excerpt": "b"},
             2: {},
         }
+
+
+def test_settled_records_rows_and_relationships_are_the_stores_until_the_record_is_gone(
+    tmp_path: Path,
+) -> None:
+    with ReportScope(tmp_path / "scope.sqlite") as scope:
+        scope.update(GRAPH)
+        _drain(scope)
+        scope.remember_member_fields([(1, "h1", {"naId": 1, "degree": 2}), (2, "h2", {})])
+        scope.remember_outgoing({1: [(2, "Includes")], 2: []})
+        # Whatever hash they were made from: a record not pending is as it was remembered.
+        assert scope.settled_member_fields([1, 2, 3]) == {1: {"naId": 1, "degree": 2}, 2: {}}
+        assert scope.outgoing([1, 2, 3]) == {1: ((2, "Includes"),), 2: ()}
+        # Every pending record, queued before a reports run began or after.
+        scope.update([GRAPH[0], (2, "h2-edited", ["Record 2", "item"], ()), *GRAPH[2:]])
+        first_seq = scope.pending_seq()
+        scope.update(
+            [GRAPH[0], GRAPH[1], (3, "h3-edited", ["Person 3", "person"], ((1, 2.0),)), GRAPH[3]]
+        )
+        assert scope.pending_seq() > first_seq
+        assert scope.pending_records() == {2, 3}
+        # A record gone from the graph takes what the store kept of it along.
+        scope.update(GRAPH[1:])
+        assert scope.settled_member_fields([1, 2]) == {2: {}}
+        assert scope.outgoing([1, 2]) == {2: ()}
+
+
+def test_a_store_for_a_scoped_run_settles_only_records_not_pending(tmp_path: Path) -> None:
+    from nara_kg.generation.report_rows import MemberFieldStore
+
+    with ReportScope(tmp_path / "scope.sqlite") as scope:
+        scope.remember_member_fields([(1, "h1", {"naId": 1}), (2, "h2", {"naId": 2})])
+        scope.remember_outgoing({1: [(2, "Includes")], 2: []})
+        scoped = MemberFieldStore(scope, pending=frozenset({2}))
+        assert scoped.settled([1, 2]) == {1: {"naId": 1}}
+        assert scoped.settled_outgoing([1, 2]) == {1: ((2, "Includes"),)}
+        # A run over every community settles nothing: every record is read.
+        whole = MemberFieldStore(scope)
+        assert whole.settled([1, 2]) == {} == whole.settled_outgoing([1, 2])
+        assert MemberFieldStore(None, pending=frozenset()).settled([1]) == {}
