@@ -152,8 +152,8 @@ def _internal_to_one(rel: RelationshipInfo, subs: Sequence[SubReport]) -> bool:
 class _Coverage:
     """When substituting the first k sub-reports (in order) covers each member and relationship:
     a member from the first sub-community that holds it, a relationship from the first that
-    holds both its ends. Lets step 2 price every k in one pass instead of once per k (which grew
-    with the square of a coarse community's sub-communities)."""
+    holds both its ends. Lets step 2 find the rows left for every k from one pass instead of
+    one per k (which grew with the square of a coarse community's sub-communities)."""
 
     member_at: dict[int, int]
     rel_at: dict[RelKey, int]
@@ -182,27 +182,39 @@ class _Coverage:
         rels = [r for r in ranked.rels if self.rel_at.get(rel_key(r), k) >= k]
         return members, rels
 
-    def rest_costs(self, ranked: _Ranked, budget: _Budget, subs: int) -> list[int]:
-        """Tokens of the members and relationships left after substituting the first k, for
-        k = 1..subs."""
-        freed = [0] * (subs + 1)
-        total = 0
-        for member in ranked.members:
-            cost = budget.row(ranked.member_row(member))
-            total += cost
-            if member.na_id in self.member_at:
-                freed[self.member_at[member.na_id]] += cost
-        for rel in ranked.rels:
-            key = rel_key(rel)
-            cost = budget.row(ranked.rel_row(rel))
-            total += cost
-            if key in self.rel_at:
-                freed[self.rel_at[key]] += cost
-        costs: list[int] = []
-        for k in range(1, subs + 1):
-            total -= freed[k - 1]
-            costs.append(total)
-        return costs
+
+@dataclass
+class _Left:
+    """The members and relationships left outside the first k sub-communities (in rank order)
+    for the smallest k step 2 prices, their rows counted: those of every larger k are among
+    them."""
+
+    ranked: _Ranked
+    coverage: _Coverage
+    members: list[MemberInfo]
+    rels: list[RelationshipInfo]
+    budget: _Budget
+
+    @classmethod
+    def of(cls, ranked: _Ranked, sub_order: Sequence[SubReport], k: int, budget: _Budget) -> _Left:
+        coverage = _Coverage.of(ranked, sub_order)
+        members, rels = coverage.remaining(ranked, k)
+        budget.prefetch([*map(ranked.member_row, members), *map(ranked.rel_row, rels)])
+        return cls(ranked, coverage, members, rels, budget)
+
+    def remaining(self, k: int) -> tuple[list[MemberInfo], list[RelationshipInfo]]:
+        """:meth:`_Coverage.remaining` for this k (no smaller than the one priced)."""
+        member_at, rel_at = self.coverage.member_at, self.coverage.rel_at
+        return (
+            [m for m in self.members if member_at.get(m.na_id, k) >= k],
+            [r for r in self.rels if rel_at.get(rel_key(r), k) >= k],
+        )
+
+    def cost(self, members: Iterable[MemberInfo], rels: Iterable[RelationshipInfo]) -> int:
+        ranked, row = self.ranked, self.budget.row
+        return sum(row(ranked.member_row(m)) for m in members) + sum(
+            row(ranked.rel_row(r)) for r in rels
+        )
 
 
 def _leaf_schedule(
@@ -474,7 +486,10 @@ def build_context(
     sub_order = sorted(sub_reports, key=lambda sub: (-sub.size, sub.community_id))
     sub_section = budget.row(SUB_HEADER + SUB_FOOTER)
     uncovered = _uncovered(ranked, sub_order)
-    priced: tuple[_Coverage, list[int]] | None = None
+    # The rows left outside the first k sub-communities only shrink as k grows, so the rows
+    # priced are those left at the first k that passes the floor: with a floor of a token a
+    # row, no more than the budget holds, however large the community.
+    left: _Left | None = None
     sub_costs = 0
     for k in range(1, len(sub_order) + 1):
         sub_costs += budget.row(sub_row(sub_order[k - 1]))
@@ -482,15 +497,12 @@ def build_context(
             break  # the sub-reports alone exceed it, and only grow with k
         if skeleton + sub_section + sub_costs + least * uncovered[k - 1] > token_budget:
             continue
-        if priced is None:
-            budget.prefetch(ranked.all_rows())
-            coverage = _Coverage.of(ranked, sub_order)
-            priced = coverage, coverage.rest_costs(ranked, budget, len(sub_order))
-        coverage, rest_costs = priced
-        estimate = skeleton + sub_section + sub_costs + rest_costs[k - 1]
+        if left is None:
+            left = _Left.of(ranked, sub_order, k, budget)
+        rest_members, rest_rels = left.remaining(k)
+        estimate = skeleton + sub_section + sub_costs + left.cost(rest_members, rest_rels)
         if estimate > token_budget:
             continue
-        rest_members, rest_rels = coverage.remaining(ranked, k)
         selection = _Selection(
             subs=sub_order[:k],
             member_ids={m.na_id for m in rest_members},

@@ -339,9 +339,10 @@ def test_a_context_far_over_budget_is_never_counted_whole_and_row_costs_are_shar
 
 
 @pytest.mark.parametrize("seed", range(12))
-def test_substitution_prices_every_k_in_one_pass_as_the_direct_sums(seed: int) -> None:
-    """Step 2's one-pass prices equal the per-k sums they replace (which grew with the square
-    of the sub-communities), overlapping sub-communities and foreign naIds included."""
+def test_substitution_prices_the_rows_left_at_the_first_k_for_every_larger_k(seed: int) -> None:
+    """Step 2 prices the rows left at the first k it looks at; the rows and prices it takes
+    from them for every larger k equal the direct per-k ones, overlapping sub-communities and
+    foreign naIds included."""
     import random
 
     from nara_kg.generation import report_context as rc
@@ -360,7 +361,8 @@ def test_substitution_prices_every_k_in_one_pass_as_the_direct_sums(seed: int) -
     order = sorted(subs, key=lambda s: (-s.size, s.community_id))
     budget = rc._Budget(count_words, 10_000)
     coverage = rc._Coverage.of(ranked, order)
-    costs = coverage.rest_costs(ranked, budget, len(order))
+    first = rng.randint(1, len(order))
+    left = rc._Left.of(ranked, order, first, budget)
     for k in range(1, len(order) + 1):
         # The direct computation: every member outside the k, every relationship not inside one.
         covered = set().union(*(sub.member_na_ids for sub in order[:k]))
@@ -374,9 +376,11 @@ def test_substitution_prices_every_k_in_one_pass_as_the_direct_sums(seed: int) -
         holdings = [n for sub in order for n in sub.member_na_ids]
         if len(holdings) == len(set(holdings)):
             assert floor == len(rest_members) + len(rest_rels)
-        assert costs[k - 1] == sum(budget.row(ranked.member_row(m)) for m in rest_members) + sum(
-            budget.row(ranked.rel_row(r)) for r in rest_rels
-        )
+        if k >= first:
+            assert left.remaining(k) == (rest_members, rest_rels)
+            assert left.cost(*left.remaining(k)) == sum(
+                budget.row(ranked.member_row(m)) for m in rest_members
+            ) + sum(budget.row(ranked.rel_row(r)) for r in rest_rels)
 
 
 @pytest.mark.parametrize("seed", range(40))
