@@ -267,8 +267,10 @@ _ROW_ENCODER = json.JSONEncoder(
 )
 
 
-def _canonical_rows(rows: Iterable[Mapping[str, Any]]) -> list[str]:
-    return sorted(map(_ROW_ENCODER.encode, rows))
+def _row_digest(row: Mapping[str, Any]) -> bytes:
+    """A row's digest for :func:`report_input_key`: a coarse community's key takes every
+    member's and relationship's, and a run keeps them (:class:`RunRows`), so they are short."""
+    return hashlib.blake2b(_ROW_ENCODER.encode(row).encode("utf-8"), digest_size=16).digest()
 
 
 def _member_key(row: Mapping[str, Any]) -> int:
@@ -280,7 +282,7 @@ def _relationship_key(row: Mapping[str, Any]) -> tuple[int, int, str]:
 
 
 class RunRows:
-    """What one run derives from each member and relationship row, derived once: its JSON line
+    """What one run derives from each member and relationship row, derived once: its digest
     for :func:`report_input_key` and its :class:`MemberInfo` or :class:`RelationshipInfo` for
     the context. A record is a member at every level and a relationship inside a community at
     every level above the one that first holds both ends; encoding and converting the same rows
@@ -289,16 +291,16 @@ class RunRows:
     serves one run, within which a row does not change."""
 
     def __init__(self) -> None:
-        self._member_lines: dict[int, str] = {}
-        self._relationship_lines: dict[tuple[int, int, str], str] = {}
+        self._member_digests: dict[int, bytes] = {}
+        self._relationship_digests: dict[tuple[int, int, str], bytes] = {}
         self._members: dict[int, MemberInfo] = {}
         self._relationships: dict[tuple[int, int, str], RelationshipInfo] = {}
 
-    def member_lines(self, rows: Iterable[Mapping[str, Any]]) -> list[str]:
-        return _made_once(self._member_lines, rows, _member_key, _ROW_ENCODER.encode)
+    def member_digests(self, rows: Iterable[Mapping[str, Any]]) -> list[bytes]:
+        return _made_once(self._member_digests, rows, _member_key, _row_digest)
 
-    def relationship_lines(self, rows: Iterable[Mapping[str, Any]]) -> list[str]:
-        return _made_once(self._relationship_lines, rows, _relationship_key, _ROW_ENCODER.encode)
+    def relationship_digests(self, rows: Iterable[Mapping[str, Any]]) -> list[bytes]:
+        return _made_once(self._relationship_digests, rows, _relationship_key, _row_digest)
 
     def members(self, rows: Iterable[Mapping[str, Any]]) -> list[MemberInfo]:
         return _made_once(self._members, rows, _member_key, _member_info)
@@ -345,9 +347,11 @@ def report_input_key(
     make (sub-reports enter by their context keys; the code by a digest of its modules). Rows
     enter in a canonical order: the graph returns them in its store's order, which differs
     between a graph built from scratch and the same graph updated, and the context does not
-    depend on it. Each part is hashed as one JSON line (JSON escapes every newline), rows one
-    by one: the rows' text is serialized once, not again inside one document. `run_rows`
-    keeps the rows' lines between the calls of one run."""
+    depend on it. Each part is hashed as one JSON line (JSON escapes every newline), and each
+    row by a digest of its JSON line (16 bytes; a canonical order of digests is an order of
+    rows as good as any): the rows' text is serialized once, not again inside one document,
+    and what a run keeps of a row for the next level is short. `run_rows` keeps the rows'
+    digests between the calls of one run."""
     digest = hashlib.sha256()
 
     def part(value: Any) -> None:
@@ -357,15 +361,14 @@ def report_input_key(
     part([report_code_digest(), generator, counter_key, token_budget])
     part([community["id"], community["level"], community["size"], sorted(community["children"])])
     if run_rows is None:
-        member_rows, relationship_rows = _canonical_rows(members), _canonical_rows(relationships)
+        member_digests = sorted(map(_row_digest, members))
+        relationship_digests = sorted(map(_row_digest, relationships))
     else:
-        member_rows = sorted(run_rows.member_lines(members))
-        relationship_rows = sorted(run_rows.relationship_lines(relationships))
-    for rows, lines in ((members, member_rows), (relationships, relationship_rows)):
+        member_digests = sorted(run_rows.member_digests(members))
+        relationship_digests = sorted(run_rows.relationship_digests(relationships))
+    for rows, digests in ((members, member_digests), (relationships, relationship_digests)):
         part(len(rows))
-        for line in lines:
-            digest.update(line.encode("utf-8"))
-            digest.update(b"\n")
+        digest.update(b"".join(digests))
     part(sorted(totals.items()))
     part(sorted(sub_report_keys.items()))
     return digest.hexdigest()
