@@ -120,3 +120,33 @@ def test_unseeded_leiden_keeps_the_ids_of_the_communities_a_change_did_not_reach
         assert after[cid]["report"] == first[cid]["report"], cid
     reports = metadata_of(changed, "community_reports")
     assert 1 <= reports["contexts_rebuilt"] <= len(after) - len(untouched)
+
+
+def test_a_text_edit_reads_only_the_edited_record_for_the_reports(
+    graph_builder: Any, tmp_path: Path
+) -> None:
+    """The reports of the communities above an edited record are made from the other members'
+    rows and relationships as the report scope's store remembers them: only the edited record
+    is read from the graph."""
+    data = tmp_path / "data"
+    generate_demo_data(data, records=120, seed=21)
+    first = graph_builder(data, tmp_path / "work", wipe_first=True)
+    assert metadata_of(first, "community_reports")["scoped_by_change"] is False
+    path = next(p for p in sorted(data.rglob("*.jsonl")) if "description" in str(p))
+    lines = path.read_text().splitlines()
+    for index, line in enumerate(lines):
+        payload = json.loads(line)
+        record = payload["record"]
+        if record.get("levelOfDescription") == "item" and record.get("scopeAndContentNote"):
+            record["scopeAndContentNote"] = "Re-examined: " + record["scopeAndContentNote"]
+            lines[index] = json.dumps(payload)
+            break
+    else:
+        raise AssertionError(f"no item with a scope note in {path}")
+    path.write_text("\n".join(lines) + "\n")
+    changed = graph_builder(data, tmp_path / "work")
+    reports = metadata_of(changed, "community_reports")
+    assert reports["scoped_by_change"] is True
+    assert reports[RECORDS_TOUCHED] == reports["member_texts_read"] == 1
+    assert reports["members_in_scope"] > 1
+    assert reports["contexts_rebuilt"] >= 1
