@@ -20,6 +20,7 @@ import sqlite3
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from nara_kg.graph.batches import batched
 from nara_kg.ingest.sqlite_store import SqliteStore
 from nara_kg.linking.labels import LabelScore
 
@@ -81,23 +82,29 @@ class LabelLedger(SqliteStore):
     def rebuild(
         self,
         labels_digest: str,
-        labels: Mapping[int, set[int]],
+        labels: Iterable[tuple[int, Iterable[int]]],
         found: Iterable[tuple[int, int]],
         generation: str | None,
     ) -> None:
-        """Both sets whole: the labels and the pairs the graph holds for labelled records."""
+        """Both sets whole, streamed: the label lines (record, authorities; a record may come
+        back) and the pairs the graph holds (those of unlabelled records are dropped here)."""
         with self.transaction():
             for table in ("meta", "labelled", "expected", "found"):
                 self.db.execute(f"DELETE FROM {table}")
-            self.db.executemany("INSERT INTO labelled VALUES (?)", ((r,) for r in labels))
-            self.db.executemany(
-                "INSERT INTO expected VALUES (?, ?)",
-                ((record, a) for record, names in labels.items() for a in names),
-            )
-            self.db.executemany(
-                "INSERT OR IGNORE INTO found VALUES (?, ?)",
-                (pair for pair in found if pair[0] in labels),
-            )
+            for lines in batched(labels, _BATCH):
+                self.db.executemany(
+                    "INSERT OR IGNORE INTO labelled VALUES (?)", ((r,) for r, _ in lines)
+                )
+                self.db.executemany(
+                    "INSERT OR IGNORE INTO expected VALUES (?, ?)",
+                    ((record, a) for record, names in lines for a in names),
+                )
+            for pairs in batched(found, _BATCH):
+                self.db.executemany(
+                    "INSERT OR IGNORE INTO found SELECT ?1, ?2 "
+                    "WHERE EXISTS (SELECT 1 FROM labelled WHERE record = ?1)",
+                    pairs,
+                )
             self._set_meta({_LABELS: labels_digest, _GENERATION: generation or ""})
             self._set_meta(self._count_whole())
 

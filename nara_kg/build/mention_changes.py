@@ -37,6 +37,7 @@ from neo4j import Driver
 
 from nara_kg.build import sync_state
 from nara_kg.build.label_ledger import LabelLedger
+from nara_kg.build.mention_comparison import MentionComparison
 from nara_kg.build.mention_index import (
     IndexBuilder,
     LinkerChange,
@@ -45,7 +46,7 @@ from nara_kg.build.mention_index import (
     chunk_words,
     relinked_chunks,
 )
-from nara_kg.build.mention_sync import MentionSync, mention_set, sync_mentions
+from nara_kg.build.mention_sync import MentionSync, mention_set, sync_compared
 from nara_kg.build.mentions import (
     MentionsResult,
     RecordContext,
@@ -63,7 +64,7 @@ from nara_kg.ingest.layout import WorkLayout
 from nara_kg.ingest.stages.changes import ChangeSet, chunks_of_records, plan_for, read_changes
 from nara_kg.ingest.stages.common import read_json, write_json
 from nara_kg.ingest.stages.record_index import IndexedRecord, RecordIndex
-from nara_kg.linking.labels import LabelScore, load_labels
+from nara_kg.linking.labels import LabelScore, iter_labels, load_labels
 from nara_kg.linking.linker import EntityLinker
 from nara_kg.model.schema import AUTHORITY_TYPES, chunk_id
 from nara_kg.model.tables import Col
@@ -326,33 +327,37 @@ def _link_whole(
     generation: str | None,
     reason: str,
 ) -> MentionsResult:
-    """Every chunk linked, the whole set compared, the mention index made again."""
+    """Every chunk linked, the whole set compared on disk (:mod:`.mention_comparison`), the
+    mention index made again, the label score taken from a ledger rebuilt from the labels
+    file and the desired pairs."""
     builder = IndexBuilder(layout.mention_index)
     try:
-        result = link_mentions(
-            layout,
-            labels_path=labels_path,
-            on_chunk=lambda row: builder.add_chunk(
-                row[Col.NA_ID], row[Col.CHUNK_SEQ_ID], row[Col.TEXT]
-            ),
-        )
+        with MentionComparison(layout.mention_comparison) as comparison:
+            result = link_mentions(
+                layout,
+                on_chunk=lambda row: builder.add_chunk(
+                    row[Col.NA_ID], row[Col.CHUNK_SEQ_ID], row[Col.TEXT]
+                ),
+                desired=comparison,
+            )
+            result.sync = sync_compared(
+                driver,
+                database,
+                comparison,
+                layout,
+                trust_snapshot=trust_snapshot,
+                generation=generation,
+            )
+            if labels_path is not None and labels_path.exists():
+                with LabelLedger(layout.label_ledger) as ledger:
+                    ledger.rebuild(
+                        _labels_digest(labels_path),
+                        iter_labels(labels_path),
+                        comparison.record_pairs(),
+                        generation,
+                    )
+                    result.labels = ledger.score()
         _store_score(layout, labels_path, result.labels)
-        result.sync = sync_mentions(
-            driver,
-            database,
-            result.desired,
-            layout,
-            trust_snapshot=trust_snapshot,
-            generation=generation,
-        )
-        if labels_path is not None and result.labels is not None:
-            with LabelLedger(layout.label_ledger) as ledger:
-                ledger.rebuild(
-                    _labels_digest(labels_path),
-                    load_labels(labels_path),
-                    result.record_pairs,
-                    generation,
-                )
         assert result.linker is not None
         builder.finish(result.linker, generation)
     except BaseException:
@@ -385,7 +390,7 @@ def _scoped_score(
             labels = load_labels(labels_path)
             records = sorted(labels)
             pairs = mention_cypher.mention_pairs_of_records(driver, database, records)
-            ledger.rebuild(digest, labels, pairs, changes.generation)
+            ledger.rebuild(digest, labels.items(), pairs, changes.generation)
         return ledger.score(), len(records)
 
 

@@ -1,17 +1,22 @@
 """Making the linker's MENTIONED_IN equal a desired set, by difference (against the last
-complete write while the graph still holds it, :mod:`nara_kg.build.sync_state`)."""
+complete write while the graph still holds it, :mod:`nara_kg.build.sync_state`), compared on
+disk (:mod:`nara_kg.build.mention_comparison`)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
+from tempfile import TemporaryDirectory
 
 import pyarrow as pa
 from neo4j import Driver
 
 from nara_kg.build import sync_state
+from nara_kg.build.mention_comparison import BATCH_ROWS, MentionComparison
 from nara_kg.build.projection_changes import ends_of, mark_touched
 from nara_kg.graph import mentions as mention_cypher
-from nara_kg.graph.mentions import MENTION_COUNT, DesiredMentions
+from nara_kg.graph.mentions import MENTION_COUNT
 from nara_kg.ingest.layout import WorkLayout
 from nara_kg.model.schema import Rel
 
@@ -31,6 +36,14 @@ class MentionSync:
 #: (the LLM's too: when entity_extraction changes them, the graph is read back).
 MENTIONS_CONCERN = "linker-mentions"
 _MENTION_COLUMNS = ("authority", "chunk", "count", "surface")
+_SNAPSHOT_SCHEMA = pa.schema(
+    [
+        ("authority", pa.string()),
+        ("chunk", pa.string()),
+        ("count", pa.int64()),
+        ("surface", pa.string()),
+    ]
+)
 
 
 def mention_set(driver: Driver, database: str, layout: WorkLayout) -> sync_state.SyncedSet:
@@ -45,51 +58,87 @@ def mention_set(driver: Driver, database: str, layout: WorkLayout) -> sync_state
     )
 
 
-def _current(
-    driver: Driver, database: str, synced: sync_state.SyncedSet | None
-) -> tuple[DesiredMentions, str]:
+def _load_current(
+    driver: Driver,
+    database: str,
+    comparison: MentionComparison,
+    synced: sync_state.SyncedSet | None,
+) -> str:
+    """The graph's MENTIONED_IN into `comparison`: from the last complete write while the graph
+    still holds it ("snapshot"), else read back ("graph")."""
     table = synced.trusted() if synced is not None else None
     if table is not None:
-        a, b, count, surface = (table[c].to_pylist() for c in _MENTION_COLUMNS)
-        mentions = {(x, y): (n, s) for x, y, n, s in zip(a, b, count, surface, strict=True)}
-        return mentions, "snapshot"
-    return mention_cypher.existing_mentions(driver, database), "graph"
+        for batch in table.to_batches(BATCH_ROWS):
+            columns = (batch.column(name).to_pylist() for name in _MENTION_COLUMNS)
+            comparison.add_current(zip(*columns, strict=True))
+        return "snapshot"
+    comparison.add_current(mention_cypher.iter_mentions(driver, database))
+    return "graph"
 
 
 def sync_mentions(
     driver: Driver,
     database: str,
-    desired: DesiredMentions,
+    desired: Mapping[tuple[str, str], tuple[int, str]],
     layout: WorkLayout | None = None,
     *,
     trust_snapshot: bool = True,
     generation: str | None = None,
 ) -> MentionSync:
-    """Add missing and changed relationships (properties set), delete the rest. With `layout`,
-    the current ones come from the last complete write when the graph still holds it (not with
-    `trust_snapshot` False), and this write is recorded there for the next run (as equal to
-    the change set `generation`)."""
+    """:func:`sync_compared` of a desired set held in memory (a small one: the LLM's writer
+    and tests; the linker's whole set streams into a comparison instead)."""
+    with (
+        TemporaryDirectory(prefix="mentions-") as scratch,
+        MentionComparison(Path(scratch) / "comparison.sqlite") as comparison,
+    ):
+        for edge, value in desired.items():
+            comparison[edge] = value
+        return sync_compared(
+            driver,
+            database,
+            comparison,
+            layout,
+            trust_snapshot=trust_snapshot,
+            generation=generation,
+        )
+
+
+def sync_compared(
+    driver: Driver,
+    database: str,
+    comparison: MentionComparison,
+    layout: WorkLayout | None = None,
+    *,
+    trust_snapshot: bool = True,
+    generation: str | None = None,
+) -> MentionSync:
+    """Make the linker's MENTIONED_IN equal the desired set of `comparison` (filled, not yet
+    sealed): missing and changed relationships written (properties set), the rest deleted, a
+    batch at a time. With `layout`, the current ones come from the last complete write when the
+    graph still holds it (not with `trust_snapshot` False), and this write is recorded there for
+    the next run (as equal to the change set `generation`)."""
     synced = mention_set(driver, database, layout) if layout is not None else None
-    current, existing_from = _current(driver, database, synced if trust_snapshot else None)
+    existing_from = _load_current(driver, database, comparison, synced if trust_snapshot else None)
+    comparison.seal()
     if synced is not None:
         synced.begin()
-    to_write = sorted(edge for edge, value in desired.items() if current.get(edge) != value)
-    to_remove = sorted(set(current) - set(desired))
-    mark_touched(layout, ends_of([*to_write, *to_remove]))
-    mention_cypher.write_mentions(driver, database, [[a, b, *desired[(a, b)]] for a, b in to_write])
-    mention_cypher.delete_mentions(driver, database, [list(edge) for edge in to_remove])
-    added = sum(1 for edge in to_write if edge not in current)
+    added = updated = removed = 0
+    for rows in comparison.to_write():
+        mark_touched(layout, ends_of((row[0], row[1]) for row in rows))
+        mention_cypher.write_mentions(driver, database, [list(row[:4]) for row in rows])
+        new = sum(1 for row in rows if row[4])
+        added, updated = added + new, updated + len(rows) - new
+    for edges in comparison.to_remove():
+        mark_touched(layout, ends_of(edges))
+        mention_cypher.delete_mentions(driver, database, [list(edge) for edge in edges])
+        removed += len(edges)
+    desired = comparison.count()
     if synced is not None:
-        ordered = sorted(desired)
-        synced.commit(
-            pa.table(
-                {
-                    "authority": pa.array([a for a, _ in ordered], type=pa.string()),
-                    "chunk": pa.array([b for _, b in ordered], type=pa.string()),
-                    "count": pa.array([desired[e][0] for e in ordered], type=pa.int64()),
-                    "surface": pa.array([desired[e][1] for e in ordered], type=pa.string()),
-                }
-            ),
-            generation,
-        )
-    return MentionSync(len(desired), added, len(to_write) - added, len(to_remove), existing_from)
+        with synced.snapshot_writer(_SNAPSHOT_SCHEMA) as snapshot:
+            for desired_rows in comparison.desired():
+                columns = zip(*desired_rows, strict=True)
+                snapshot.add_table(
+                    pa.Table.from_arrays(list(map(list, columns)), schema=_SNAPSHOT_SCHEMA)
+                )
+        synced.commit_snapshot(snapshot, generation)
+    return MentionSync(desired, added, updated, removed, existing_from)

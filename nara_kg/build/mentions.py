@@ -6,7 +6,8 @@ chunk is linked with its record's context: the authorities the record cites, tho
 cite, and its dates. The "Part of:" line of a chunk's header names the parent record, not this
 one, so it is blanked before linking (same length: offsets stay valid).
 
-Incremental: each chunk's mentions are kept in `WorkLayout.mentions_cache`, keyed by the chunk's
+Incremental: each chunk's mentions are kept in `WorkLayout.mentions_cache`
+(:mod:`nara_kg.build.mention_cache`, read a chunk at a time), keyed by the chunk's
 row hash, its record's context and the linker's fingerprint (everything linking follows from:
 :meth:`nara_kg.linking.linker.EntityLinker.fingerprint`); a chunk whose key is unchanged is not
 linked again when every chunk is linked. A change set links far fewer (the changed records'
@@ -23,15 +24,12 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
+from nara_kg.build.mention_cache import MentionCache, cached_chunks
 from nara_kg.build.mention_sync import MentionSync
 from nara_kg.ingest.layout import WorkLayout
 from nara_kg.ingest.stages.chunks import iter_chunks
-from nara_kg.ingest.stages.common import write_table
 from nara_kg.ingest.stages.record_selection import read_aliases
 from nara_kg.linking.authorities import Authority, authority_from_properties
 from nara_kg.linking.labels import LabelScore, load_labels, score_labels
@@ -44,16 +42,13 @@ PARENT_LINE: Final = "Part of: "
 #: Unlinked ambiguous surfaces shown in the sample table.
 AMBIGUOUS_SAMPLE: Final = 20
 
-_CACHE_SCHEMA: Final = pa.schema(
-    [
-        pa.field("chunkId", pa.string(), nullable=False),
-        pa.field("key", pa.string(), nullable=False),
-        # JSON: [[authority naId, authority type, surface, count], ...]
-        pa.field("mentions", pa.string(), nullable=False),
-        # JSON: [[surface, [candidate naIds], count], ...]
-        pa.field("ambiguous", pa.string(), nullable=False),
-    ]
-)
+
+class MentionSink(Protocol):
+    """Where the linking pass puts each desired MENTIONED_IN, as a dict takes it: (authority's
+    first chunk, chunk) -> (count, surface)."""
+
+    def __setitem__(self, edge: tuple[str, str], value: tuple[int, str], /) -> None: ...
+
 
 #: One mention as cached and written: (authority naId, authority type, surface, count).
 CachedMention = tuple[int, str, str, int]
@@ -140,22 +135,6 @@ def _cache_key(row_hash: str, context: str, fingerprint: str) -> str:
     return hashlib.sha256(f"{row_hash}|{context}|{fingerprint}".encode()).hexdigest()
 
 
-def _read_cache(path: Path) -> dict[str, tuple[str, str, str]]:
-    if not path.exists():
-        return {}
-    table = pq.read_table(path)
-    return {
-        chunk: (key, mentions, ambiguous)
-        for chunk, key, mentions, ambiguous in zip(
-            table["chunkId"].to_pylist(),
-            table["key"].to_pylist(),
-            table["mentions"].to_pylist(),
-            table["ambiguous"].to_pylist(),
-            strict=True,
-        )
-    }
-
-
 def context_of(
     record: RecordContext | None, records: Mapping[int, RecordContext]
 ) -> tuple[frozenset[int], str]:
@@ -232,9 +211,13 @@ def link_mentions(
     *,
     labels_path: Path | None = None,
     on_chunk: Callable[[Mapping[str, Any]], None] | None = None,
+    desired: MentionSink | None = None,
 ) -> MentionsResult:
     """Every chosen chunk's mentions (cached chunks reused), the cache rewritten; no Neo4j.
-    `on_chunk` sees every chunk's row (naId, seq, text, ...), linked or reused.
+    `on_chunk` sees every chunk's row (naId, seq, text, ...), linked or reused. The desired
+    MENTIONED_IN go into `desired` when given (and neither `result.desired` nor the record
+    pairs nor the label score are kept: the caller has them from `desired`), else into
+    `result.desired`.
 
     Chunks are streamed file by file: only one chunk's text is held at a time."""
     records, linker, authorities = _records_and_linker(layout, _aliases(layout))
@@ -244,41 +227,34 @@ def link_mentions(
         fingerprint=linker.fingerprint(),
         linker=linker,
     )
-    cache = _read_cache(layout.mentions_cache)
-    out: dict[str, list[str]] = {name: [] for name in _CACHE_SCHEMA.names}
     started = time.perf_counter()
-    # A record's chunks share its context: worked out once per record, not once per chunk.
-    contexts: dict[int, tuple[frozenset[int], str]] = {}
-    for row in iter_chunks(layout, _LINK_COLUMNS):
-        if on_chunk is not None:
-            on_chunk(row)
-        record = records.get(row[Col.NA_ID])
-        context = contexts.get(row[Col.NA_ID])
-        if context is None:
-            context = contexts[row[Col.NA_ID]] = context_of(record, records)
-        ancestor_authorities, digest = context
-        key = _cache_key(row[Col.ROW_HASH], digest, result.fingerprint)
-        cached = cache.get(row[Col.CHUNK_ID])
-        if cached is not None and cached[0] == key:
-            mentions_json, ambiguous_json = cached[1], cached[2]
-            mentions, ambiguous = _decoded(mentions_json), _decoded(ambiguous_json)
-            result.reused += 1
-        else:
-            mentions, ambiguous = link_chunk(linker, row, record, ancestor_authorities)
-            mentions_json = json.dumps(mentions, ensure_ascii=False)
-            ambiguous_json = json.dumps(ambiguous, ensure_ascii=False)
-            result.relinked += 1
-        out["chunkId"].append(row[Col.CHUNK_ID])
-        out["key"].append(key)
-        out["mentions"].append(mentions_json)
-        out["ambiguous"].append(ambiguous_json)
-        count_chunk(result, row, mentions, ambiguous)
-    result.link_seconds = time.perf_counter() - started
-    result.records_touched = len(contexts)
-    del cache
-    layout.mentions_cache.parent.mkdir(parents=True, exist_ok=True)
-    write_table(pa.Table.from_pydict(out, schema=_CACHE_SCHEMA), layout.mentions_cache)
-    if labels_path is not None and labels_path.exists():
+    # A record's chunks come together and share its context: worked out once per record.
+    context_of_record: tuple[int | None, tuple[frozenset[int], str]] = (None, (frozenset(), ""))
+    with MentionCache(layout.mentions_cache) as cache:
+        for row in iter_chunks(layout, _LINK_COLUMNS):
+            if on_chunk is not None:
+                on_chunk(row)
+            record = records.get(row[Col.NA_ID])
+            if context_of_record[0] != row[Col.NA_ID]:
+                context_of_record = (row[Col.NA_ID], context_of(record, records))
+                result.records_touched += 1
+            ancestor_authorities, digest = context_of_record[1]
+            key = _cache_key(row[Col.ROW_HASH], digest, result.fingerprint)
+            cached = cache.get(row[Col.CHUNK_ID])
+            if cached is not None and cached[0] == key:
+                mentions_json, ambiguous_json = cached[1], cached[2]
+                mentions, ambiguous = _decoded(mentions_json), _decoded(ambiguous_json)
+                result.reused += 1
+            else:
+                mentions, ambiguous = link_chunk(linker, row, record, ancestor_authorities)
+                mentions_json = json.dumps(mentions, ensure_ascii=False)
+                ambiguous_json = json.dumps(ambiguous, ensure_ascii=False)
+                result.relinked += 1
+            cache.put(row[Col.CHUNK_ID], (key, mentions_json, ambiguous_json))
+            count_chunk(result, row, mentions, ambiguous, desired)
+        result.link_seconds = time.perf_counter() - started
+        cache.finish()
+    if desired is None and labels_path is not None and labels_path.exists():
         result.labels = score_labels(result.record_pairs, load_labels(labels_path))
     return result
 
@@ -317,13 +293,20 @@ def count_chunk(
     row: Mapping[str, Any],
     mentions: list[list[Any]],
     ambiguous: list[list[Any]],
+    desired: MentionSink | None = None,
 ) -> None:
+    """One linked chunk counted, its MENTIONED_IN put into `desired` (else into
+    `result.desired`, with its record pairs)."""
     result.chunks += 1
     result.chunks_with_mentions += bool(mentions)
     for authority, kind, surface, count_in_chunk in mentions:
         result.by_type[kind] += 1
+        edge = (chunk_id(authority, 0), row[Col.CHUNK_ID])
+        if desired is not None:
+            desired[edge] = (count_in_chunk, surface)
+            continue
         result.record_pairs.add((row[Col.NA_ID], authority))
-        result.desired[(chunk_id(authority, 0), row[Col.CHUNK_ID])] = (count_in_chunk, surface)
+        result.desired[edge] = (count_in_chunk, surface)
     for surface, candidates, count in ambiguous:
         result.ambiguous_total += 1
         if len(result.ambiguous) < AMBIGUOUS_SAMPLE:
@@ -340,9 +323,8 @@ def count_chunk(
 def desired_mentions(layout: WorkLayout) -> dict[tuple[str, str], tuple[int, str]]:
     """(authority's first chunk, chunk) -> (count, surface), from the cache `link_mentions`
     wrote (for the chunks still chosen)."""
-    cache = _read_cache(layout.mentions_cache)
     desired: dict[tuple[str, str], tuple[int, str]] = {}
-    for chunk, (_key, mentions_json, _ambiguous) in cache.items():
+    for chunk, (_key, mentions_json, _ambiguous) in cached_chunks(layout.mentions_cache):
         for authority, _kind, surface, count in json.loads(mentions_json):
             desired[(chunk_id(authority, 0), chunk)] = (count, surface)
     return desired

@@ -4,6 +4,7 @@ names) to the records around them."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from neo4j import Driver
@@ -25,8 +26,9 @@ DesiredMentions = dict[tuple[str, str], tuple[int, str]]
 MENTION_COUNT = f"MATCH ()-[r:{Rel.MENTIONED_IN}]->() RETURN count(r) AS n"
 
 
-def existing_mentions(driver: Driver, database: str) -> DesiredMentions:
-    found: DesiredMentions = {}
+def iter_mentions(driver: Driver, database: str) -> Iterator[tuple[str, str, int, str]]:
+    """The linker's MENTIONED_IN (not the LLM's), streamed: (authority chunk, chunk, count,
+    surface)."""
     with driver.session(database=database, default_access_mode="READ") as session:
         result = session.run(
             f"MATCH (a:{Label.CHUNK})-[r:{Rel.MENTIONED_IN}]->(b:{Label.CHUNK}) "
@@ -35,8 +37,12 @@ def existing_mentions(driver: Driver, database: str) -> DesiredMentions:
             f"r.{MentionProp.COUNT} AS count, r.{MentionProp.SURFACE} AS surface"
         )
         for record in result:
-            found[(record["a"], record["b"])] = (record["count"], record["surface"])
-    return found
+            yield record["a"], record["b"], record["count"], record["surface"]
+
+
+def existing_mentions(driver: Driver, database: str) -> DesiredMentions:
+    """:func:`iter_mentions` as one dict (a small graph's: tests compare whole sets)."""
+    return {(a, b): (count, surface) for a, b, count, surface in iter_mentions(driver, database)}
 
 
 def mentions_into(driver: Driver, database: str, chunk_ids: list[str]) -> DesiredMentions:

@@ -112,7 +112,12 @@ class WorkLayout:
     @property
     def mentions_cache(self) -> Path:
         """Each chunk's mentions, keyed by its row, its record's context and the linker."""
-        return self.root / "mentions" / "mentions.parquet"
+        return self.root / "mentions" / "mentions.sqlite"
+
+    @property
+    def mention_comparison(self) -> Path:
+        """Scratch of a whole run: the desired and current MENTIONED_IN, compared on disk."""
+        return self.root / "mentions" / "comparison.sqlite"
 
     @property
     def mention_index(self) -> Path:

@@ -10,7 +10,7 @@ without a label line is neither right nor wrong.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -55,16 +55,21 @@ class LabelScore:
         }
 
 
-def load_labels(path: Path) -> dict[int, set[int]]:
-    """Record naId -> the authority naIds its text names."""
-    labels: dict[int, set[int]] = {}
+def iter_labels(path: Path) -> Iterator[tuple[int, list[int]]]:
+    """Each label line as (record naId, the authority naIds it names), in file order (a record
+    may have more than one line)."""
     with path.open(encoding="utf-8") as handle:
         for line in handle:
             if line.strip():
                 entry = json.loads(line)
-                labels.setdefault(int(entry["naId"]), set()).update(
-                    int(m["authority"]) for m in entry.get("mentions", [])
-                )
+                yield int(entry["naId"]), [int(m["authority"]) for m in entry.get("mentions", [])]
+
+
+def load_labels(path: Path) -> dict[int, set[int]]:
+    """Record naId -> the authority naIds its text names."""
+    labels: dict[int, set[int]] = {}
+    for record, authorities in iter_labels(path):
+        labels.setdefault(record, set()).update(authorities)
     return labels
 
 

@@ -10,6 +10,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from nara_kg.build.label_ledger import LabelLedger
+from nara_kg.build.mention_comparison import MentionComparison
 from nara_kg.build.mentions import (
     desired_mentions,
     link_mentions,
@@ -19,7 +21,7 @@ from nara_kg.build.mentions import (
 from nara_kg.demo import generate_demo_data
 from nara_kg.ingest.layout import WorkLayout
 from nara_kg.ingest.stages.chunks import iter_chunks
-from nara_kg.linking.labels import LABELS_FILE, load_labels, score_labels
+from nara_kg.linking.labels import LABELS_FILE, iter_labels, load_labels, score_labels
 from nara_kg.model.schema import chunk_id
 from nara_kg.model.tables import Col
 from tests.stage_helpers import chunked_layout
@@ -65,6 +67,29 @@ def test_demo_mentions_meet_the_label_thresholds(demo_layout: tuple[Path, WorkLa
     assert desired_mentions(layout)
     assert result.desired == desired_mentions(layout)
     assert link_mentions(layout).desired == result.desired  # all reused from the cache
+
+
+def test_the_whole_path_streams_the_same_mentions_and_score_through_disk(
+    demo_layout: tuple[Path, WorkLayout], tmp_path: Path
+) -> None:
+    """What the whole path keeps on disk instead of in memory: the desired set (compared in
+    SQLite) and the label score (from the ledger rebuilt from the labels file and the desired
+    pairs) equal the in-memory set and score."""
+    data, layout = demo_layout
+    in_memory = link_mentions(layout, labels_path=data / LABELS_FILE)
+    with MentionComparison(tmp_path / "comparison.sqlite") as comparison:
+        streamed = link_mentions(layout, desired=comparison)
+        comparison.add_current([])
+        comparison.seal()
+        on_disk = {(a, b): (n, s) for rows in comparison.desired() for a, b, n, s in rows}
+        with LabelLedger(tmp_path / "ledger.sqlite") as ledger:
+            labels = data / LABELS_FILE
+            ledger.rebuild("labels", iter_labels(labels), comparison.record_pairs(), "g1")
+            score = ledger.score()
+    assert on_disk == in_memory.desired and on_disk
+    assert not streamed.desired and not streamed.record_pairs  # nothing of it held
+    assert streamed.records_touched == in_memory.records_touched > 0
+    assert score == in_memory.labels
 
 
 def test_rerun_reuses_and_an_edited_chunk_alone_is_relinked(
