@@ -132,15 +132,21 @@ class MemberFieldStore:
         self._pending = pending
 
     def settled(self, na_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
-        if self._scope is None or self._pending is None:
+        """The remembered rows of those of these records that are settled."""
+        if self._scope is None:
             return {}
-        return self._scope.settled_member_fields([n for n in na_ids if n not in self._pending])
+        return self._scope.settled_member_fields(self._settled(na_ids))
 
     def settled_outgoing(self, na_ids: Sequence[int]) -> dict[int, Outgoing]:
         """The remembered relationships of those of these records that are settled."""
-        if self._scope is None or self._pending is None:
+        if self._scope is None:
             return {}
-        return self._scope.outgoing([n for n in na_ids if n not in self._pending])
+        return self._scope.outgoing(self._settled(na_ids))
+
+    def _settled(self, na_ids: Sequence[int]) -> list[int]:
+        if self._pending is None:
+            return []
+        return [n for n in na_ids if n not in self._pending]
 
     def remember_outgoing(self, rows: Mapping[int, Outgoing]) -> None:
         if self._scope is not None and rows:

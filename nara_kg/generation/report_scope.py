@@ -358,29 +358,30 @@ class ReportScope(SqliteStore):
 
     def _values(self, table: str, keys: Sequence[Any]) -> Iterator[tuple[Any, str]]:
         """(key, stored JSON) of the keys asked that `table` holds."""
-        key_column = _KEY_COLUMNS[table]
-        for start in range(0, len(keys), KEYS_PER_QUERY):
-            batch = list(keys[start : start + KEYS_PER_QUERY])
-            yield from self.db.execute(
-                f"SELECT {key_column}, value FROM {table} "
-                f"WHERE {key_column} IN ({','.join('?' * len(batch))})",
-                batch,
-            )
+        yield from self._keyed(table, _KEY_COLUMNS[table], "value", keys)
 
     def _made_from(self, table: str, asked: Mapping[Any, str | None]) -> Iterator[tuple[Any, Any]]:
         """(key, value) of the keys asked (key -> hash now) whose value in `table` was made
         from the same hash."""
-        key_column = _MADE_FROM_TABLES[table]
         keys = [key for key, made_from in asked.items() if made_from]
+        for key, made_from, value in self._keyed(
+            table, _MADE_FROM_TABLES[table], "made_from, value", keys
+        ):
+            if made_from == asked[key]:
+                yield key, json.loads(value)
+
+    def _keyed(
+        self, table: str, key_column: str, columns: str, keys: Sequence[Any]
+    ) -> Iterator[tuple[Any, ...]]:
+        """(key, *columns) of the keys asked that `table` holds, a batch of keys a query
+        (`table` and the column names come from this module's fixed maps)."""
         for start in range(0, len(keys), KEYS_PER_QUERY):
-            batch = keys[start : start + KEYS_PER_QUERY]
-            for key, made_from, value in self.db.execute(
-                f"SELECT {key_column}, made_from, value FROM {table} "
+            batch = list(keys[start : start + KEYS_PER_QUERY])
+            yield from self.db.execute(
+                f"SELECT {key_column}, {columns} FROM {table} "
                 f"WHERE {key_column} IN ({','.join('?' * len(batch))})",
                 batch,
-            ):
-                if made_from == asked[key]:
-                    yield key, json.loads(value)
+            )
 
     def _remember_made_from(self, table: str, rows: Iterable[tuple[Any, str | None, Any]]) -> None:
         assert table in _MADE_FROM_TABLES
