@@ -31,7 +31,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -132,8 +132,8 @@ def change_one_file(data_dir: Path, share: float = CHANGE_SHARE, tag: str = "1")
 # --- measuring one build ----------------------------------------------------------------
 
 
-def _tree_rss_kb(root: int) -> tuple[int, int]:
-    """(sum, largest) resident KiB of `root` and its descendants, from /proc."""
+def _tree_rss_kb(root: int) -> dict[int, int]:
+    """Resident KiB of `root` and of each of its descendants, by pid, from /proc."""
     parents: dict[int, int] = {}
     rss: dict[int, int] = {}
     page_kb = os.sysconf("SC_PAGE_SIZE") // 1024
@@ -155,26 +155,30 @@ def _tree_rss_kb(root: int) -> tuple[int, int]:
             if child not in tree:
                 tree.add(child)
                 frontier.append(child)
-    sizes = [rss.get(pid, 0) for pid in tree]
-    return sum(sizes), max(sizes, default=0)
+    return {pid: rss.get(pid, 0) for pid in tree}
 
 
 class TreeSampler(threading.Thread):
-    """The peak of the summed RSS of a process tree, sampled every `interval` seconds."""
+    """The peaks of a process tree's RSS, sampled every `interval` seconds: summed over the
+    tree, of its largest process, and of each process (by pid: a step's own process, which
+    Dagster's events name, gives the step's peak)."""
 
     def __init__(self, root: int, interval: float = 0.25) -> None:
         super().__init__(daemon=True)
         self.root, self.interval = root, interval
         self.peak_sum_kb = 0
         self.peak_single_kb = 0
+        self.peak_by_pid_kb: dict[int, int] = {}
         self._stop_event = threading.Event()
 
     def run(self) -> None:
         while not self._stop_event.is_set():
             with contextlib.suppress(OSError):
-                total, single = _tree_rss_kb(self.root)
-                self.peak_sum_kb = max(self.peak_sum_kb, total)
-                self.peak_single_kb = max(self.peak_single_kb, single)
+                sizes = _tree_rss_kb(self.root)
+                self.peak_sum_kb = max(self.peak_sum_kb, sum(sizes.values()))
+                self.peak_single_kb = max(self.peak_single_kb, max(sizes.values(), default=0))
+                for pid, kb in sizes.items():
+                    self.peak_by_pid_kb[pid] = max(self.peak_by_pid_kb.get(pid, 0), kb)
             self._stop_event.wait(self.interval)
 
     def stop(self) -> None:
@@ -211,6 +215,23 @@ def step_figures(instance: Any, run_ids: Sequence[str]) -> dict[str, Any]:
         "steps": {k: round(v, 3) for k, v in sorted(seconds.items(), key=lambda kv: -kv[1])},
         "steps_covered_seconds": round(covered_seconds(windows), 3),
     }
+
+
+def step_peak_rss_mb(
+    instance: Any, run_ids: Sequence[str], peak_by_pid_kb: Mapping[int, int]
+) -> dict[str, float]:
+    """Step -> the sampled peak RSS of the process it ran in (the largest, when a step ran in
+    more than one run). The multiprocess executor runs each step in a process of its own; a
+    step run in its run's process would be given that whole process's peak."""
+    import dagster as dg
+
+    peaks: dict[str, float] = {}
+    for run_id in run_ids:
+        for entry in instance.all_logs(run_id, of_type=dg.DagsterEventType.STEP_START):
+            kb = peak_by_pid_kb.get(entry.pid) if entry.pid is not None else None
+            if kb and entry.step_key:
+                peaks[entry.step_key] = max(peaks.get(entry.step_key, 0.0), round(kb / 1024, 1))
+    return dict(sorted(peaks.items(), key=lambda kv: -kv[1]))
 
 
 def records_touched(instance: Any, run_ids: Sequence[str]) -> dict[str, int]:
@@ -299,6 +320,7 @@ def timed_build(
     with dg.DagsterInstance.from_config(str(dagster_home)) as instance:
         steps = step_figures(instance, run_ids)
         touched = records_touched(instance, run_ids)
+        step_peaks = step_peak_rss_mb(instance, run_ids, sampler.peak_by_pid_kb)
     return {
         "wall_seconds": round(wall, 3),
         "build_seconds": summary.get("seconds"),
@@ -309,6 +331,7 @@ def timed_build(
         # getrusage: the largest process of the tree; a sampled peak can only be lower.
         "peak_rss_mb": round(max(rusage["maxrss_kb"], sampler.peak_single_kb) / 1024, 1),
         "peak_tree_rss_mb": round(sampler.peak_sum_kb / 1024, 1),
+        "step_peak_rss_mb": step_peaks,
         "records_touched": touched,
         "run_ids": run_ids,
         "files_processed": summary.get("files_processed"),

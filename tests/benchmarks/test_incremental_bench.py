@@ -175,6 +175,8 @@ def test_a_tiny_incremental_run_end_to_end(
         assert build["wall_seconds"] > 0 and build["peak_rss_mb"] > 0
         assert 0 <= build["orchestration_seconds"] <= build["wall_seconds"]
     assert "graph_nodes" in full["steps"] and full["files_processed"] == run["files"]
+    # Each step's peak, from the sampled process its events name.
+    assert full["step_peak_rss_mb"]["graph_nodes"] > 0
     # Nothing changed: no step runs at all; one file changed: only that file is processed.
     assert unchanged["steps"] == {} and unchanged["run_ids"] == []
     assert changed["files_processed"] == 1 and "graph_nodes" in changed["steps"]
