@@ -228,7 +228,8 @@ def step_peak_rss_mb(
     peaks: dict[str, float] = {}
     for run_id in run_ids:
         for entry in instance.all_logs(run_id, of_type=dg.DagsterEventType.STEP_START):
-            kb = peak_by_pid_kb.get(entry.pid) if entry.pid is not None else None
+            pid = entry.dagster_event.pid if entry.dagster_event is not None else None
+            kb = peak_by_pid_kb.get(pid) if pid is not None else None
             if kb and entry.step_key:
                 peaks[entry.step_key] = max(peaks.get(entry.step_key, 0.0), round(kb / 1024, 1))
     return dict(sorted(peaks.items(), key=lambda kv: -kv[1]))
