@@ -144,6 +144,7 @@ def link_scope(
     )
     started = time.perf_counter()
     by_record: dict[int, frozenset[int]] = {}
+    cites = {na_id: context.references for na_id, context in contexts.items()}
     for row in chunks_of_records(layout, scope.values(), _LINK_COLUMNS):
         na_id, seq = row[Col.NA_ID], row[Col.CHUNK_SEQ_ID]
         if na_id in only and seq not in only[na_id]:
@@ -153,7 +154,7 @@ def link_scope(
         record = contexts.get(na_id)
         ancestor_authorities = by_record.get(na_id)
         if ancestor_authorities is None:
-            ancestor_authorities = by_record[na_id] = context_of(record, contexts)[0]
+            ancestor_authorities = by_record[na_id] = context_of(record, cites)[0]
         mentions, ambiguous = link_chunk(linker, row, record, ancestor_authorities)
         result.relinked += 1
         count_chunk(result, row, mentions, ambiguous)

@@ -65,7 +65,8 @@ def _load_current(
     synced: sync_state.SyncedSet | None,
 ) -> str:
     """The graph's MENTIONED_IN into `comparison`: from the last complete write while the graph
-    still holds it ("snapshot"), else read back ("graph")."""
+    still holds it ("snapshot": its Arrow table, columnar and a few tens of bytes a row, is the
+    one whole set this holds), else streamed from the graph ("graph")."""
     table = synced.trusted() if synced is not None else None
     if table is not None:
         for batch in table.to_batches(BATCH_ROWS):
@@ -136,9 +137,7 @@ def sync_compared(
     if synced is not None:
         with synced.snapshot_writer(_SNAPSHOT_SCHEMA) as snapshot:
             for desired_rows in comparison.desired():
-                columns = zip(*desired_rows, strict=True)
-                snapshot.add_table(
-                    pa.Table.from_arrays(list(map(list, columns)), schema=_SNAPSHOT_SCHEMA)
-                )
+                for row in desired_rows:
+                    snapshot.add(*row)
         synced.commit_snapshot(snapshot, generation)
     return MentionSync(desired, added, updated, removed, existing_from)

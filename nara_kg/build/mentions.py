@@ -21,7 +21,7 @@ import hashlib
 import json
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Protocol
@@ -136,16 +136,15 @@ def _cache_key(row_hash: str, context: str, fingerprint: str) -> str:
 
 
 def context_of(
-    record: RecordContext | None, records: Mapping[int, RecordContext]
+    record: RecordContext | None, cites: Mapping[int, Collection[int]]
 ) -> tuple[frozenset[int], str]:
-    """The ancestors' authorities, and a digest of everything the record lends to linking."""
+    """The ancestors' authorities (what each ancestor `cites`), and a digest of everything the
+    record lends to linking."""
     if record is None:
         return frozenset(), ""
     ancestors: set[int] = set()
     for ancestor in record.ancestors:
-        found = records.get(ancestor)
-        if found is not None:
-            ancestors |= found.references
+        ancestors.update(cites.get(ancestor, ()))
     digest = json.dumps([sorted(record.references), sorted(ancestors), record.years])
     return frozenset(ancestors), digest
 
@@ -173,19 +172,34 @@ _RECORD_COLUMNS: Final = [Col.NA_ID, Col.NODE_TYPE, Col.PROPS, Col.REFERENCES]
 _LINK_COLUMNS: Final = [Col.CHUNK_ID, Col.NA_ID, Col.CHUNK_SEQ_ID, Col.TEXT, Col.ROW_HASH]
 
 
-def _records_and_linker(
+def _linker_and_citations(
     layout: WorkLayout, aliases: Mapping[int, int]
-) -> tuple[dict[int, RecordContext], EntityLinker, list[Authority]]:
-    """Each chosen record's linking context and the linker, from the first chunks only (read
-    without their text, so memory follows the number of records, not of chunk bytes)."""
-    records: dict[int, RecordContext] = {}
+) -> tuple[EntityLinker, list[Authority], dict[int, tuple[int, ...]]]:
+    """The linker, and what each chosen record citing anything cites (aliases resolved: what
+    its descendants take from it), from the first chunks only (read without their text). A
+    record's own context is not kept: the linking pass reads it again beside its chunks."""
+    cites: dict[int, tuple[int, ...]] = {}
     authority_rows: list[dict[str, Any]] = []
     for row in iter_chunks(layout, _RECORD_COLUMNS, first_only=True):
         if row[Col.NODE_TYPE] in AUTHORITY_TYPES:
             authority_rows.append(row)
-        records[row[Col.NA_ID]] = record_context(row, aliases)
+        cited = cited_ids(row)
+        if cited:
+            cites[row[Col.NA_ID]] = tuple(sorted({aliases.get(na_id, na_id) for na_id in cited}))
     linker, authorities = build_linker(authority_rows, aliases)
-    return records, linker, authorities
+    return linker, authorities, cites
+
+
+def _first_row_of(first_rows: Iterator[dict[str, Any]], na_id: int) -> dict[str, Any]:
+    """The next first chunk, which must be `na_id`'s: both reads follow the selection's order."""
+    row = next(first_rows, None)
+    if row is None or row[Col.NA_ID] != na_id:
+        found = "none" if row is None else row[Col.NA_ID]
+        raise RuntimeError(
+            f"the chunks of record {na_id} came where the first chunks give {found}: the chunk "
+            "parts changed during the run; run entity_mentions again"
+        )
+    return row
 
 
 def cited_ids(row: Mapping[str, Any]) -> set[int]:
@@ -220,7 +234,8 @@ def link_mentions(
     `result.desired`.
 
     Chunks are streamed file by file: only one chunk's text is held at a time."""
-    records, linker, authorities = _records_and_linker(layout, _aliases(layout))
+    aliases = _aliases(layout)
+    linker, authorities, cites = _linker_and_citations(layout, aliases)
     result = MentionsResult(
         authorities=len(authorities),
         surface_forms=len(linker.matcher),
@@ -228,17 +243,19 @@ def link_mentions(
         linker=linker,
     )
     started = time.perf_counter()
-    # A record's chunks come together and share its context: worked out once per record.
-    context_of_record: tuple[int | None, tuple[frozenset[int], str]] = (None, (frozenset(), ""))
+    # A record's chunks come together, after its first chunk's row in the first chunks' read
+    # (the same order), and share its context: worked out once per record.
+    first_rows = iter_chunks(layout, _RECORD_COLUMNS, first_only=True)
+    na_id: int | None = None
     with MentionCache(layout.mentions_cache) as cache:
         for row in iter_chunks(layout, _LINK_COLUMNS):
             if on_chunk is not None:
                 on_chunk(row)
-            record = records.get(row[Col.NA_ID])
-            if context_of_record[0] != row[Col.NA_ID]:
-                context_of_record = (row[Col.NA_ID], context_of(record, records))
+            if na_id != row[Col.NA_ID]:
+                na_id = row[Col.NA_ID]
+                record = record_context(_first_row_of(first_rows, na_id), aliases)
+                ancestor_authorities, digest = context_of(record, cites)
                 result.records_touched += 1
-            ancestor_authorities, digest = context_of_record[1]
             key = _cache_key(row[Col.ROW_HASH], digest, result.fingerprint)
             cached = cache.get(row[Col.CHUNK_ID])
             if cached is not None and cached[0] == key:

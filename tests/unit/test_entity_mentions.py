@@ -13,6 +13,7 @@ import pytest
 from nara_kg.build.label_ledger import LabelLedger
 from nara_kg.build.mention_comparison import MentionComparison
 from nara_kg.build.mentions import (
+    _first_row_of,
     desired_mentions,
     link_mentions,
     linkable_text,
@@ -129,3 +130,12 @@ def test_rerun_reuses_and_an_edited_chunk_alone_is_relinked(
     after = desired_mentions(layout)
     changed = {edge for edge in before.keys() | after.keys() if before.get(edge) != after.get(edge)}
     assert changed == {(chunk_id(person[Col.NA_ID], 0), target)}
+
+
+def test_chunks_out_of_step_with_the_first_chunks_are_a_clear_error() -> None:
+    first_rows = iter([{Col.NA_ID: 1}, {Col.NA_ID: 3}])
+    assert _first_row_of(first_rows, 1) == {Col.NA_ID: 1}
+    with pytest.raises(RuntimeError, match="record 2 came where the first chunks give 3"):
+        _first_row_of(first_rows, 2)
+    with pytest.raises(RuntimeError, match="give none"):
+        _first_row_of(first_rows, 4)
