@@ -220,18 +220,24 @@ def step_figures(instance: Any, run_ids: Sequence[str]) -> dict[str, Any]:
 def step_peak_rss_mb(
     instance: Any, run_ids: Sequence[str], peak_by_pid_kb: Mapping[int, int]
 ) -> dict[str, float]:
-    """Step -> the sampled peak RSS of the process it ran in (the largest, when a step ran in
-    more than one run). The multiprocess executor runs each step in a process of its own; a
-    step run in its run's process would be given that whole process's peak."""
+    """Step -> the sampled peak RSS of the process it ran in alone (the largest, when a step ran
+    in more than one run). The multiprocess executor gives each step a process of its own; the
+    steps of a run executed in one process (a small change set's run) share that process's
+    peak, which is no step's own, so they are left out."""
     import dagster as dg
 
-    peaks: dict[str, float] = {}
+    steps_of_pid: dict[int, set[str]] = {}
     for run_id in run_ids:
         for entry in instance.all_logs(run_id, of_type=dg.DagsterEventType.STEP_START):
             pid = entry.dagster_event.pid if entry.dagster_event is not None else None
-            kb = peak_by_pid_kb.get(pid) if pid is not None else None
-            if kb and entry.step_key:
-                peaks[entry.step_key] = max(peaks.get(entry.step_key, 0.0), round(kb / 1024, 1))
+            if pid is not None and entry.step_key:
+                steps_of_pid.setdefault(pid, set()).add(entry.step_key)
+    peaks: dict[str, float] = {}
+    for pid, steps in steps_of_pid.items():
+        kb = peak_by_pid_kb.get(pid)
+        if kb and len(steps) == 1:
+            (step,) = steps
+            peaks[step] = max(peaks.get(step, 0.0), round(kb / 1024, 1))
     return dict(sorted(peaks.items(), key=lambda kv: -kv[1]))
 
 

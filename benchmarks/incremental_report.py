@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.incremental import MODES
+from benchmarks.scale import growth_exponent
 
 INCREMENTAL_START = "<!-- bench:incremental:start -->"
 INCREMENTAL_END = "<!-- bench:incremental:end -->"
@@ -125,6 +126,26 @@ def touched_table(runs: Sequence[dict[str, Any]], mode: str) -> list[str]:
     return _table(["asset", *(f"N = {run['records']:,}" for run in runs)], rows)
 
 
+def step_peaks_table(runs: Sequence[dict[str, Any]], mode: str) -> list[str]:
+    """Per step that ran in a process of its own: its peak RSS (MB) at each N, largest at the
+    largest N first, with the growth exponent between the first and last N."""
+
+    def peaks(run: dict[str, Any]) -> dict[str, float]:
+        return dict((run["builds"].get(mode) or {}).get("step_peak_rss_mb") or {})
+
+    last = peaks(runs[-1])
+    steps = sorted({s for run in runs for s in peaks(run)}, key=lambda s: -last.get(s, 0.0))
+    if not steps:
+        return []
+    first_n, last_n = runs[0]["records"], runs[-1]["records"]
+    rows = []
+    for step in steps:
+        low, high = peaks(runs[0]).get(step), last.get(step)
+        exponent = growth_exponent(first_n, low, last_n, high) if last_n > first_n else None
+        rows.append([step, *(_cell(peaks(run).get(step), 0) for run in runs), _cell(exponent, 2)])
+    return _table(["step", *(f"N = {run['records']:,}" for run in runs), "exponent"], rows)
+
+
 def growth_table(growth: Sequence[dict[str, Any]]) -> list[str]:
     """Exponents between consecutive N, per build."""
     rows = []
@@ -186,6 +207,15 @@ def markdown_incremental_report(result: dict[str, Any]) -> str:
         touched = touched_table(runs, mode)
         if touched:
             lines += ["", f"`records_touched` per asset, {_MODE_LABELS[mode]}", "", *touched]
+        peaks = step_peaks_table(runs, mode)
+        if peaks:
+            lines += [
+                "",
+                f"Peak RSS (MB) of each step's own process, {_MODE_LABELS[mode]} (steps that "
+                "shared their run's process are left out)",
+                "",
+                *peaks,
+            ]
     if result.get("growth"):
         lines += [
             "",

@@ -18,6 +18,7 @@ from benchmarks.incremental import (
     incremental_growth,
     pick_file,
     records_to_edit,
+    step_peak_rss_mb,
 )
 from benchmarks.incremental_report import (
     INCREMENTAL_END,
@@ -95,6 +96,7 @@ def _build(wall: float, steps: dict[str, float], rss: float, touched: int | None
         "peak_rss_mb": rss,
         "peak_tree_rss_mb": rss * 2,
         "records_touched": {} if touched is None else {"graph_nodes": touched},
+        "step_peak_rss_mb": {"graph_nodes": rss / 2} if steps else {},
     }
 
 
@@ -122,6 +124,22 @@ def _result() -> dict[str, Any]:
     }
 
 
+def test_a_step_has_the_peak_of_the_process_it_ran_in_alone() -> None:
+    from types import SimpleNamespace
+
+    def start(step: str, pid: int) -> SimpleNamespace:
+        return SimpleNamespace(step_key=step, dagster_event=SimpleNamespace(pid=pid))
+
+    logs = {
+        "run-a": [start("graph_nodes", 11), start("entity_mentions", 12)],
+        # A run whose steps shared one process, and a step run again in a bigger process.
+        "run-b": [start("next_relationships", 13), start("includes", 13), start("graph_nodes", 14)],
+    }
+    instance = SimpleNamespace(all_logs=lambda run_id, of_type: logs[run_id])
+    peaks = step_peak_rss_mb(instance, ["run-a", "run-b"], {11: 1024, 12: 4096, 13: 9999, 14: 2048})
+    assert peaks == {"entity_mentions": 4.0, "graph_nodes": 2.0}
+
+
 def test_growth_exponents_per_build() -> None:
     (pair,) = _result()["growth"]
     assert (pair["from_records"], pair["to_records"]) == (1_000, 10_000)
@@ -139,6 +157,8 @@ def test_report_tables() -> None:
     assert "| graph_nodes | 10.00 (1,000) | 100.00 (10,000) |" in text
     assert "| 1,000→10,000 | full (`--full`) | 1.00 |" in text
     assert "edit of 1 records (0.010%) in `f.jsonl`" in text
+    # Each step's own peak, with its exponent (50 -> 500 MB over 1,000 -> 10,000 records).
+    assert "| graph_nodes | 50 | 500 | 1.00 |" in text
     result = _result()
     for run in result["runs"]:
         run["builds"]["no_change"]["steps"] = {}
@@ -175,8 +195,8 @@ def test_a_tiny_incremental_run_end_to_end(
         assert build["wall_seconds"] > 0 and build["peak_rss_mb"] > 0
         assert 0 <= build["orchestration_seconds"] <= build["wall_seconds"]
     assert "graph_nodes" in full["steps"] and full["files_processed"] == run["files"]
-    # Each step's peak, from the sampled process its events name.
-    assert full["step_peak_rss_mb"]["graph_nodes"] > 0
+    # Every step ran in the run's one process: none has a peak of its own.
+    assert full["step_peak_rss_mb"] == {}
     # Nothing changed: no step runs at all; one file changed: only that file is processed.
     assert unchanged["steps"] == {} and unchanged["run_ids"] == []
     assert changed["files_processed"] == 1 and "graph_nodes" in changed["steps"]
