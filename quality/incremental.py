@@ -260,6 +260,28 @@ def combine(
 
 
 # --------------------------------------------------------------------------- one suite
+#: Chosen records whose rows one validation holds at most (a file's records are never split).
+VALIDATION_RECORDS = 25_000
+
+
+def validation_groups(
+    files: Sequence[SelectedFile], limit: int | None = None
+) -> list[list[SelectedFile]]:
+    """`files` in order, in consecutive groups of at most `limit` (VALIDATION_RECORDS) chosen
+    records (a file with more is a group of its own); one empty group when there are no files,
+    so that a suite validated for the first time still yields its expectations."""
+    limit = VALIDATION_RECORDS if limit is None else limit
+    groups: list[list[SelectedFile]] = [[]]
+    held = 0
+    for file in files:
+        if groups[-1] and held + len(file.rows) > limit:
+            groups.append([])
+            held = 0
+        groups[-1].append(file)
+        held += len(file.rows)
+    return groups
+
+
 def remembered_suite(
     layout: WorkLayout,
     suite: str,
@@ -280,24 +302,30 @@ def remembered_suite(
         stale = [f for f in files if remembered.get(f.file_id) != f.signature]
         gone = sorted(set(remembered) - set(order))
         outlines = known[1] if known is not None and trusted else []
-        results: list[FileResult] = []
-        if stale or not trusted:
-            suite_frames, order_by = build(stale)
-            outlines, results = split_by_file(
-                suite, suite_frames, [f.file_id for f in stale], order_by
-            )
+        validated = 0
         with memory.transaction():
             if not trusted:
                 memory.forget(suite)
-            memory.replace(
-                suite, config, outlines, {f.file_id: f.signature for f in stale}, results, gone
-            )
+            memory.replace(suite, config, outlines, {}, [], gone)
+            # Whole once (a first run, a changed suite: every file stale), otherwise the changed
+            # files; a group of files at a time, so that the frames never hold more than
+            # VALIDATION_RECORDS records whatever the selection's size. Every expectation is
+            # tallied per file (uniqueness across files through the memory's keys), so the
+            # groups give the results one validation of every file gives.
+            for group in validation_groups(stale) if stale or not trusted else []:
+                suite_frames, order_by = build(group)
+                outlines, results = split_by_file(
+                    suite, suite_frames, [f.file_id for f in group], order_by
+                )
+                memory.replace(
+                    suite, config, outlines, {f.file_id: f.signature for f in group}, results, []
+                )
+                validated += sum(sum(r.rows.values()) for r in results)
         outcomes = combine(memory, suite, outlines, order)
         rows: dict[str, int] = {}
         for counts in memory.rows(suite, order).values():
             for frame, count in counts.items():
                 rows[frame] = rows.get(frame, 0) + count
-    validated = sum(sum(r.rows.values()) for r in results)
     return SuiteOutcome(
         suite,
         outcomes,

@@ -10,6 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -295,3 +296,45 @@ def test_selected_files_group_the_chosen_rows(layout: WorkLayout) -> None:
     assert pc.sum(pa.array([len(f.rows) for f in files])).as_py() == sum(
         len(r) for _, r in chosen(layout)
     )
+
+
+def test_validation_groups_hold_whole_files_up_to_the_limit() -> None:
+    def file(name: str, rows: int) -> incremental.SelectedFile:
+        return incremental.SelectedFile(name, np.arange(rows), name)
+
+    files = [file("a", 40), file("b", 50), file("c", 200), file("d", 10), file("e", 10)]
+    groups = incremental.validation_groups(files, limit=100)
+    assert [[f.file_id for f in group] for group in groups] == [["a", "b"], ["c"], ["d", "e"]]
+    assert incremental.validation_groups([], limit=100) == [[]]
+
+
+def test_a_whole_validation_in_groups_of_files_reports_what_one_validation_does(
+    layout: WorkLayout, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a few files a validation, a bad row and a naId chosen in two files of different
+    groups are found as when every file is validated at once."""
+    monkeypatch.setattr(incremental, "VALIDATION_RECORDS", 70)
+    files = chosen(layout)
+    (first_file, first_rows), (second_file, second_rows) = files[0], files[-1]
+    taken = pq.read_table(layout.parsed_part(first_file))[Col.NA_ID][first_rows[0]].as_py()
+
+    def duplicate(table: pa.Table) -> pa.Table:
+        table = set_cell(table, Col.NA_ID, second_rows[0], taken)
+        return set_cell(table, Col.SOURCE, second_rows[1], "https://example.org/elsewhere")
+
+    rewrite(layout.parsed_part(second_file), duplicate)
+    held: list[int] = []
+    records_frame_of = frames.records_frame_of
+
+    def spy(layout: WorkLayout, files: Any) -> Any:
+        held.append(sum(len(rows) for _, rows in files))
+        return records_frame_of(layout, files)
+
+    monkeypatch.setattr(frames, "records_frame_of", spy)
+    found = remembered(layout, full=True)
+    # Several validations, none holding more than the limit (the files have 60 records each).
+    assert len(held) >= 3 and max(held) <= 70 and sum(held) == sum(len(r) for _, r in files)
+    assert_same(layout, found)
+    failed = {o.description: o.unexpected_count for o in found["records"].failed}
+    assert failed["naId unique per chosen record"] == 2
+    assert failed["source is a catalog URL"] == 1
