@@ -307,20 +307,23 @@ def remembered_suite(
             if not trusted:
                 memory.forget(suite)
             memory.replace(suite, config, outlines, {}, [], gone)
-            # Whole once (a first run, a changed suite: every file stale), otherwise the changed
-            # files; a group of files at a time, so that the frames never hold more than
-            # VALIDATION_RECORDS records whatever the selection's size. Every expectation is
-            # tallied per file (uniqueness across files through the memory's keys), so the
-            # groups give the results one validation of every file gives.
-            for group in validation_groups(stale) if stale or not trusted else []:
-                suite_frames, order_by = build(group)
-                outlines, results = split_by_file(
-                    suite, suite_frames, [f.file_id for f in group], order_by
-                )
+        # Whole once (a first run, a changed suite: every file stale), otherwise the changed
+        # files; a group of files at a time, so that the frames never hold more than
+        # VALIDATION_RECORDS records whatever the selection's size. Every expectation is
+        # tallied per file (uniqueness across files through the memory's keys), so the groups
+        # give the results one validation of every file gives. Each group is remembered in a
+        # transaction of its own, taken after its validation: the other checks of the run
+        # write the same memory meanwhile.
+        for group in validation_groups(stale) if stale or not trusted else []:
+            suite_frames, order_by = build(group)
+            outlines, results = split_by_file(
+                suite, suite_frames, [f.file_id for f in group], order_by
+            )
+            with memory.transaction():
                 memory.replace(
                     suite, config, outlines, {f.file_id: f.signature for f in group}, results, []
                 )
-                validated += sum(sum(r.rows.values()) for r in results)
+            validated += sum(sum(r.rows.values()) for r in results)
         outcomes = combine(memory, suite, outlines, order)
         rows: dict[str, int] = {}
         for counts in memory.rows(suite, order).values():

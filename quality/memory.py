@@ -10,8 +10,9 @@ files, so its values are kept one row per value (`keys`), looked up by value, an
 held more than once are listed in `dups`.
 
 Why SQLite (the standard library's `sqlite3`): a changed file's rows are replaced in one
-transaction (a killed run leaves the previous memory whole, never half of one run), and a
-value's other holders are found through an index without reading the other files' values.
+transaction (a killed run leaves each file's memory as it was or as this run made it, never half
+of one file's), and a value's other holders are found through an index without reading the
+other files' values.
 """
 
 from __future__ import annotations

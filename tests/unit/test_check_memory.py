@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -338,3 +339,27 @@ def test_a_whole_validation_in_groups_of_files_reports_what_one_validation_does(
     failed = {o.description: o.unexpected_count for o in found["records"].failed}
     assert failed["naId unique per chosen record"] == 2
     assert failed["source is a catalog URL"] == 1
+
+
+def test_the_memory_is_free_for_the_other_checks_while_a_suite_validates(
+    layout: WorkLayout, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run's other checks (another process) write the same memory while a whole
+    validation runs: no write lock is held across a validation."""
+    records_frame_of = frames.records_frame_of
+    writes: list[int] = []
+
+    def meanwhile(layout: WorkLayout, files: Any) -> Any:
+        other = sqlite3.connect(layout.check_memory, timeout=0.1, isolation_level=None)
+        try:
+            other.execute("BEGIN IMMEDIATE")  # "database is locked" while a write is open
+            other.execute("COMMIT")
+            writes.append(1)
+        finally:
+            other.close()
+        return records_frame_of(layout, files)
+
+    monkeypatch.setattr(incremental, "VALIDATION_RECORDS", 70)
+    monkeypatch.setattr(frames, "records_frame_of", meanwhile)
+    found = incremental.validate_parsed_records(layout, whole=True)
+    assert found.success and len(writes) >= 3
