@@ -30,6 +30,9 @@ CREATE TABLE IF NOT EXISTS chunks (
 ) WITHOUT ROWID;
 """
 _ROWS_PER_INSERT: Final = 20_000
+#: Files an earlier version kept the cache in, beside this one: removed once a new cache is in
+#: place, since nothing reads them (the whole `mentions.parquet` was read into memory).
+SUPERSEDED: Final = ("mentions.parquet",)
 
 
 class MentionCache(SqliteStore):
@@ -81,6 +84,8 @@ class MentionCache(SqliteStore):
         self.db.execute("COMMIT")
         self._close_connections()
         self.building.replace(self.path)
+        for name in SUPERSEDED:
+            self.path.with_name(name).unlink(missing_ok=True)
 
     def _close_connections(self) -> None:
         if self._old is not None:

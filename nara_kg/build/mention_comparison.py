@@ -104,9 +104,9 @@ class MentionComparison(SqliteStore):
         while batch := cursor.fetchmany(BATCH_ROWS):
             yield batch
 
-    def count(self, table: str = "desired") -> int:
-        assert table in _TABLES
-        return int(self.db.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+    def count(self) -> int:
+        """The desired edges (after :meth:`seal`)."""
+        return int(self.db.execute("SELECT count(*) FROM desired").fetchone()[0])
 
     def to_write(self) -> Iterator[list[tuple[str, str, int, str, bool]]]:
         """Desired rows the graph lacks or holds with other properties, and whether each is new

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from nara_kg.build.mention_cache import MentionCache, cached_chunks
+from nara_kg.build.mention_cache import SUPERSEDED, MentionCache, cached_chunks
 from nara_kg.build.mention_comparison import BATCH_ROWS, MentionComparison
 
 Edges = dict[tuple[str, str], tuple[int, str]]
@@ -89,3 +89,20 @@ def test_a_damaged_cache_reads_as_empty(tmp_path: Path) -> None:
         cache.put("1-0", ("k", "[]", "[]"))
         cache.finish()
     assert dict(cached_chunks(path)) == {"1-0": ("k", "[]", "[]")}
+
+
+def test_the_cache_of_an_earlier_version_goes_once_a_new_cache_is_in_place(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "mentions.sqlite"
+    superseded = [path.with_name(name) for name in SUPERSEDED]
+    for old in superseded:
+        old.write_bytes(b"PAR1")
+    with MentionCache(path) as cache:  # killed before finish(): nothing is removed
+        cache.put("1-0", ("k", "[]", "[]"))
+    assert all(old.exists() for old in superseded)
+    with MentionCache(path) as cache:
+        cache.put("1-0", ("k", "[]", "[]"))
+        cache.finish()
+    assert not any(old.exists() for old in superseded)
+    assert path.exists()
