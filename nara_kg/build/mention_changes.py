@@ -46,7 +46,7 @@ from nara_kg.build.mention_index import (
     chunk_words,
     relinked_chunks,
 )
-from nara_kg.build.mention_sync import MentionSync, mention_set, sync_compared
+from nara_kg.build.mention_sync import MentionSync, mention_set, sync_compared, write_difference
 from nara_kg.build.mentions import (
     MentionsResult,
     RecordContext,
@@ -58,7 +58,6 @@ from nara_kg.build.mentions import (
     link_mentions,
     record_context,
 )
-from nara_kg.build.projection_changes import ends_of, mark_touched
 from nara_kg.graph import mentions as mention_cypher
 from nara_kg.ingest.layout import WorkLayout
 from nara_kg.ingest.stages.changes import ChangeSet, chunks_of_records, plan_for, read_changes
@@ -176,14 +175,17 @@ def _sync_scoped(
         synced.advance(generation)
         return MentionSync(0, 0, 0, 0, "changes")
     synced.begin()
-    to_write = sorted(edge for edge, value in desired.items() if current.get(edge) != value)
+    to_write = [
+        (*edge, *value, edge not in current)
+        for edge, value in sorted(desired.items())
+        if current.get(edge) != value
+    ]
     to_remove = sorted(set(current) - set(desired))
-    mark_touched(synced.layout, ends_of([*to_write, *to_remove]))
-    mention_cypher.write_mentions(driver, database, [[a, b, *desired[(a, b)]] for a, b in to_write])
-    mention_cypher.delete_mentions(driver, database, [list(edge) for edge in to_remove])
+    added, updated, removed = write_difference(
+        driver, database, synced.layout, [to_write], [to_remove]
+    )
     synced.commit_changes(generation)
-    added = sum(1 for edge in to_write if edge not in current)
-    return MentionSync(len(desired), added, len(to_write) - added, len(to_remove), "changes")
+    return MentionSync(len(desired), added, updated, removed, "changes")
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ disk (:mod:`nara_kg.build.mention_comparison`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from tempfile import TemporaryDirectory
@@ -123,16 +123,9 @@ def sync_compared(
     comparison.seal()
     if synced is not None:
         synced.begin()
-    added = updated = removed = 0
-    for rows in comparison.to_write():
-        mark_touched(layout, ends_of((row[0], row[1]) for row in rows))
-        mention_cypher.write_mentions(driver, database, [list(row[:4]) for row in rows])
-        new = sum(1 for row in rows if row[4])
-        added, updated = added + new, updated + len(rows) - new
-    for edges in comparison.to_remove():
-        mark_touched(layout, ends_of(edges))
-        mention_cypher.delete_mentions(driver, database, [list(edge) for edge in edges])
-        removed += len(edges)
+    added, updated, removed = write_difference(
+        driver, database, layout, comparison.to_write(), comparison.to_remove()
+    )
     desired = comparison.count()
     if synced is not None:
         with synced.snapshot_writer(_SNAPSHOT_SCHEMA) as snapshot:
@@ -141,3 +134,29 @@ def sync_compared(
                     snapshot.add(*row)
         synced.commit_snapshot(snapshot, generation)
     return MentionSync(desired, added, updated, removed, existing_from)
+
+
+#: A relationship to write: (authority, chunk, count, surface, whether the graph lacks it).
+WriteRow = tuple[str, str, int, str, bool]
+
+
+def write_difference(
+    driver: Driver,
+    database: str,
+    layout: WorkLayout | None,
+    to_write: Iterable[list[WriteRow]],
+    to_remove: Iterable[list[tuple[str, str]]],
+) -> tuple[int, int, int]:
+    """Write and delete a difference a batch at a time, each batch's ends marked touched first
+    (so that a run killed part way still finds them changed); (added, updated, removed)."""
+    added = updated = removed = 0
+    for rows in to_write:
+        mark_touched(layout, ends_of((row[0], row[1]) for row in rows))
+        mention_cypher.write_mentions(driver, database, [list(row[:4]) for row in rows])
+        new = sum(1 for row in rows if row[4])
+        added, updated = added + new, updated + len(rows) - new
+    for edges in to_remove:
+        mark_touched(layout, ends_of(edges))
+        mention_cypher.delete_mentions(driver, database, [list(edge) for edge in edges])
+        removed += len(edges)
+    return added, updated, removed

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from nara_kg.build import mention_sync
 from nara_kg.build.mention_cache import SUPERSEDED, MentionCache, cached_chunks
 from nara_kg.build.mention_comparison import BATCH_ROWS, MentionComparison
 
@@ -106,3 +107,30 @@ def test_the_cache_of_an_earlier_version_goes_once_a_new_cache_is_in_place(
         cache.finish()
     assert not any(old.exists() for old in superseded)
     assert path.exists()
+
+
+def test_a_difference_is_written_a_batch_at_a_time_each_batch_marked_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls: list[tuple[str, object]] = []
+    monkeypatch.setattr(mention_sync, "mark_touched", lambda _l, ids: calls.append(("mark", ids)))
+    monkeypatch.setattr(
+        mention_sync.mention_cypher,
+        "write_mentions",
+        lambda _d, _db, rows: calls.append(("w", rows)),
+    )
+    monkeypatch.setattr(
+        mention_sync.mention_cypher, "delete_mentions", lambda _d, _db, e: calls.append(("d", e))
+    )
+    to_write = [
+        [("5", "1-0", 2, "Ford", True), ("6", "1-0", 1, "Dix", False)],
+        [("5", "2-0", 1, "F", True)],
+    ]
+    counts = mention_sync.write_difference(None, "neo4j", None, to_write, [[("7", "3-0")]])  # type: ignore[arg-type]
+    assert counts == (2, 1, 1)
+    assert [kind for kind, _ in calls] == ["mark", "w", "mark", "w", "mark", "d"]
+    assert calls[0][1] == {5, 6, 1} and calls[1][1] == [
+        ["5", "1-0", 2, "Ford"],
+        ["6", "1-0", 1, "Dix"],
+    ]
+    assert calls[5][1] == [["7", "3-0"]]
