@@ -16,6 +16,7 @@ import dagster as dg
 import pytest
 
 from graph_assets.common import EMBEDDING_MODEL_POOL, NEO4J_WRITES_POOL
+from graph_assets.file_stages import FILE_SPECS
 from graph_assets.partitions import FULL, INPUT_FILES_PARTITIONS, REBUILD_TAG
 from nara_kg.settings import PROJECT_ROOT
 from tests.deploy.conftest import PostgresServer
@@ -112,6 +113,8 @@ def test_build_stores_runs_in_postgres(
         "NARA_KG_QUESTIONS": "",
         # This checks the instance's storage; the multiprocess executor is tested elsewhere.
         "NARA_KG_EXECUTOR": "in_process",
+        # As deploy/README.md sets it: the per-file materializations are inserted in batches.
+        "DAGSTER_EVENT_BATCH_SIZE": "1000",
     }
     generated = subprocess.run(
         [str(BIN / "nara-kg"), "demo-data", str(data), "--records", "200", "--shard-lines", "20"],
@@ -157,3 +160,7 @@ def test_build_stores_runs_in_postgres(
     # Per-file dynamic partitions, registered in the event-log storage.
     partitions = instance.get_dynamic_partitions(INPUT_FILES_PARTITIONS)
     assert partitions, f"no {INPUT_FILES_PARTITIONS} partitions recorded"
+    # Every per-file asset materialized for every file, its events written in batches.
+    for spec in FILE_SPECS:
+        materialized = instance.get_materialized_partitions(spec.key)
+        assert materialized == set(partitions), spec.key
