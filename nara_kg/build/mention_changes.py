@@ -43,7 +43,7 @@ from nara_kg.build.mention_index import (
     LinkerChange,
     MentionIndex,
     TokenRow,
-    chunk_words,
+    normalized_words,
     relinked_chunks,
 )
 from nara_kg.build.mention_sync import MentionSync, mention_set, sync_compared, write_difference
@@ -56,6 +56,7 @@ from nara_kg.build.mentions import (
     count_chunk,
     link_chunk,
     link_mentions,
+    normalized_chunk,
     record_context,
 )
 from nara_kg.graph import mentions as mention_cypher
@@ -148,13 +149,14 @@ def link_scope(
         na_id, seq = row[Col.NA_ID], row[Col.CHUNK_SEQ_ID]
         if na_id in only and seq not in only[na_id]:
             continue
+        normalized = normalized_chunk(row[Col.TEXT])
         if words is not None and na_id in indexed:
-            words.extend((word, na_id, seq) for word in chunk_words(row[Col.TEXT]))
+            words.extend((word, na_id, seq) for word in normalized_words(normalized.text))
         record = contexts.get(na_id)
         ancestor_authorities = by_record.get(na_id)
         if ancestor_authorities is None:
             ancestor_authorities = by_record[na_id] = context_of(record, cites)[0]
-        mentions, ambiguous = link_chunk(linker, row, record, ancestor_authorities)
+        mentions, ambiguous = link_chunk(linker, row, record, ancestor_authorities, normalized)
         result.relinked += 1
         count_chunk(result, row, mentions, ambiguous)
     result.link_seconds = time.perf_counter() - started
@@ -338,8 +340,8 @@ def _link_whole(
         with MentionComparison(layout.mention_comparison) as comparison:
             result = link_mentions(
                 layout,
-                on_chunk=lambda row: builder.add_chunk(
-                    row[Col.NA_ID], row[Col.CHUNK_SEQ_ID], row[Col.TEXT]
+                on_chunk=lambda row, normalized: builder.add_normalized(
+                    row[Col.NA_ID], row[Col.CHUNK_SEQ_ID], normalized.text
                 ),
                 desired=comparison,
             )

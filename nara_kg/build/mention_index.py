@@ -111,7 +111,12 @@ def indexed(word: str) -> bool:
 
 def chunk_words(text: str) -> set[int]:
     """The keys of a chunk's indexed words, from its linkable text as the matcher reads it."""
-    normalized = normalize.normalize(mentions_module.linkable_text(text)).text
+    return normalized_words(mentions_module.normalized_chunk(text).text)
+
+
+def normalized_words(normalized: str) -> set[int]:
+    """The keys of the indexed words of a chunk's normalized linkable text (what the linker
+    scanned, so that linking and indexing normalize each chunk once)."""
     return {word_key(word) for word in set(normalized.split(" ")) if word and indexed(word)}
 
 
@@ -323,7 +328,11 @@ class IndexBuilder:
         self._pending: list[TokenRow] = []
 
     def add_chunk(self, na_id: int, seq: int, text: str) -> None:
-        self._pending.extend((word, na_id, seq) for word in chunk_words(text))
+        self.add_normalized(na_id, seq, mentions_module.normalized_chunk(text).text)
+
+    def add_normalized(self, na_id: int, seq: int, normalized: str) -> None:
+        """A chunk's words, from its normalized linkable text (:func:`normalized_words`)."""
+        self._pending.extend((word, na_id, seq) for word in normalized_words(normalized))
         if len(self._pending) >= _ROWS_PER_INSERT:
             self._flush()
 

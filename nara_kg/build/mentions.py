@@ -34,6 +34,7 @@ from nara_kg.ingest.stages.record_selection import read_aliases
 from nara_kg.linking.authorities import Authority, authority_from_properties
 from nara_kg.linking.labels import LabelScore, load_labels, score_labels
 from nara_kg.linking.linker import ChunkText, EntityLinker
+from nara_kg.linking.normalize import NormalizedText, normalize
 from nara_kg.model.schema import AUTHORITY_TYPES, Prop, chunk_id
 from nara_kg.model.tables import Col
 
@@ -117,6 +118,12 @@ def linkable_text(text: str) -> str:
     head, separator, body = text.partition("\n\n")
     lines = [" " * len(line) if line.startswith(PARENT_LINE) else line for line in head.split("\n")]
     return "\n".join(lines) + separator + body
+
+
+def normalized_chunk(text: str) -> NormalizedText:
+    """A chunk's linkable text normalized: what the linker scans and the mention index keys.
+    Worked out once per chunk and given to both (it was most of linking's time, twice)."""
+    return normalize(linkable_text(text))
 
 
 def record_years(props: Mapping[str, Any]) -> tuple[int | None, int | None] | None:
@@ -224,11 +231,12 @@ def link_mentions(
     layout: WorkLayout,
     *,
     labels_path: Path | None = None,
-    on_chunk: Callable[[Mapping[str, Any]], None] | None = None,
+    on_chunk: Callable[[Mapping[str, Any], NormalizedText], None] | None = None,
     desired: MentionSink | None = None,
 ) -> MentionsResult:
     """Every chosen chunk's mentions (cached chunks reused), the cache rewritten; no Neo4j.
-    `on_chunk` sees every chunk's row (naId, seq, text, ...), linked or reused. The desired
+    `on_chunk` sees every chunk's row (naId, seq, text, ...), linked or reused, with its
+    :func:`normalized_chunk` (which linking then reuses). The desired
     MENTIONED_IN go into `desired` when given (and neither `result.desired` nor the record
     pairs nor the label score are kept: the caller has them from `desired`), else into
     `result.desired`.
@@ -249,8 +257,10 @@ def link_mentions(
     na_id: int | None = None
     with MentionCache(layout.mentions_cache) as cache:
         for row in iter_chunks(layout, _LINK_COLUMNS):
+            normalized = None
             if on_chunk is not None:
-                on_chunk(row)
+                normalized = normalized_chunk(row[Col.TEXT])
+                on_chunk(row, normalized)
             if na_id != row[Col.NA_ID]:
                 na_id = row[Col.NA_ID]
                 record = record_context(_first_row_of(first_rows, na_id), aliases)
@@ -263,7 +273,9 @@ def link_mentions(
                 mentions, ambiguous = _decoded(mentions_json), _decoded(ambiguous_json)
                 result.reused += 1
             else:
-                mentions, ambiguous = link_chunk(linker, row, record, ancestor_authorities)
+                mentions, ambiguous = link_chunk(
+                    linker, row, record, ancestor_authorities, normalized
+                )
                 mentions_json = json.dumps(mentions, ensure_ascii=False)
                 ambiguous_json = json.dumps(ambiguous, ensure_ascii=False)
                 result.relinked += 1
@@ -281,17 +293,22 @@ def link_chunk(
     row: Mapping[str, Any],
     record: RecordContext | None,
     ancestor_authorities: frozenset[int],
+    normalized: NormalizedText | None = None,
 ) -> tuple[list[list[Any]], list[list[Any]]]:
     """One chunk's mentions ([authority, type, surface, count]) and unresolved ambiguous
-    forms ([surface, candidates, count])."""
+    forms ([surface, candidates, count]). `normalized`: the row's :func:`normalized_chunk`,
+    where the caller has it."""
+    if normalized is None:
+        normalized = normalized_chunk(row[Col.TEXT])
     found, unresolved = linker.link(
         ChunkText(
             row[Col.CHUNK_ID],
-            linkable_text(row[Col.TEXT]),
+            normalized.original,
             row[Col.NA_ID],
             record.references if record else frozenset(),
             ancestor_authorities,
             record.years if record else None,
+            normalized,
         )
     )
     mentions = [[m.authority_na_id, m.authority_type, m.surface, m.count] for m in found]

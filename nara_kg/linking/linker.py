@@ -26,6 +26,7 @@ from nara_kg.linking.disambiguate import (
     resolve,
 )
 from nara_kg.linking.matcher import Match, SurfaceMatcher
+from nara_kg.linking.normalize import NormalizedText
 from nara_kg.linking.surface_forms import surface_forms
 
 
@@ -42,6 +43,8 @@ class ChunkText:
     ancestor_authorities: frozenset[int] = frozenset()
     #: The record's dates in whole years (start, end); None where unknown.
     date_range: tuple[int | None, int | None] | None = None
+    #: `normalize(text)`, where the caller has it already; normalized here otherwise.
+    normalized: NormalizedText | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(slots=True)
@@ -134,7 +137,7 @@ class EntityLinker:
 
     def link(self, chunk: ChunkText) -> tuple[list[Mention], list[AmbiguousSurface]]:
         """The mentions and unresolved ambiguous forms of one chunk."""
-        matches = self.matcher.find(chunk.text)
+        matches = self.matcher.find(chunk.text, chunk.normalized)
         if not matches:
             return [], []
         start, end = chunk.date_range or (None, None)

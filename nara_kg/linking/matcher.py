@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import ahocorasick
 
-from nara_kg.linking.normalize import normalize
+from nara_kg.linking.normalize import NormalizedText, normalize
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,11 +64,13 @@ class SurfaceMatcher:
             digest.update(f"{form}\t{','.join(map(str, candidates))}\n".encode())
         return digest.hexdigest()
 
-    def find(self, text: str) -> list[Match]:
-        """The non-overlapping occurrences in `text`, in text order."""
+    def find(self, text: str, normalized: NormalizedText | None = None) -> list[Match]:
+        """The non-overlapping occurrences in `text`, in text order. `normalized` is
+        `normalize(text)` where the caller has it already (the mention index needs it too)."""
         if not self._forms or not text:
             return []
-        normalized = normalize(text)
+        if normalized is None:
+            normalized = normalize(text)
         if not normalized.text:
             return []
         hits: list[tuple[int, int, int]] = []  # (start, end, form index) in normalized text

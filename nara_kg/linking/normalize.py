@@ -54,6 +54,11 @@ _INVISIBLE_SET: Final = frozenset("\u00ad\u200b\u200c\u200d\u2060\ufeff")
 class NormalizedText:
     """Normalized words joined by single spaces, and the way back to the original text."""
 
+    @property
+    def original(self) -> str:
+        """The text this was normalized from (the one `original_span` indexes)."""
+        return self._original
+
     __slots__ = ("_folded", "_norm_starts", "_original", "_raw", "_raw_starts", "text")
 
     def __init__(

@@ -4,12 +4,15 @@ cache (an edited chunk is the only one re-linked), and the pure helpers."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from nara_kg.build import mentions as mentions_module
 from nara_kg.build.label_ledger import LabelLedger
 from nara_kg.build.mention_comparison import MentionComparison
 from nara_kg.build.mentions import (
@@ -22,7 +25,9 @@ from nara_kg.build.mentions import (
 from nara_kg.demo import generate_demo_data
 from nara_kg.ingest.layout import WorkLayout
 from nara_kg.ingest.stages.chunks import iter_chunks
+from nara_kg.linking import matcher as matcher_module
 from nara_kg.linking.labels import LABELS_FILE, iter_labels, load_labels, score_labels
+from nara_kg.linking.normalize import NormalizedText, normalize
 from nara_kg.model.schema import chunk_id
 from nara_kg.model.tables import Col
 from tests.stage_helpers import chunked_layout
@@ -91,6 +96,34 @@ def test_the_whole_path_streams_the_same_mentions_and_score_through_disk(
     assert not streamed.desired and not streamed.record_pairs  # nothing of it held
     assert streamed.records_touched == in_memory.records_touched > 0
     assert score == in_memory.labels
+
+
+def test_linking_and_the_word_index_share_one_normalization_per_chunk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The whole path's word index reads each chunk's normalized text from the linker's own
+    normalization: one `normalize` per chunk (it was two, and most of the step's time), and
+    the mentions are those of linking alone."""
+    generate_demo_data(tmp_path / "data", records=80, seed=3)
+    alone = link_mentions(chunked_layout(tmp_path / "data", tmp_path / "alone"))
+    layout = chunked_layout(tmp_path / "data", tmp_path / "work")
+    calls: list[str] = []
+
+    def counted(text: str) -> NormalizedText:
+        calls.append(text)
+        return normalize(text)
+
+    monkeypatch.setattr(mentions_module, "normalize", counted)
+    monkeypatch.setattr(matcher_module, "normalize", counted)
+    seen: list[bool] = []
+
+    def on_chunk(row: Mapping[str, Any], normalized: NormalizedText) -> None:
+        seen.append(normalized.text == normalize(linkable_text(row[Col.TEXT])).text)
+
+    result = link_mentions(layout, on_chunk=on_chunk)
+    assert result.relinked == len(seen) == len(calls) > 0
+    assert all(seen)
+    assert result.desired == alone.desired and result.desired
 
 
 def test_rerun_reuses_and_an_edited_chunk_alone_is_relinked(
