@@ -31,8 +31,13 @@ class Fact:
     title: str | None
 
 
+#: A sentence's closing period after a name that ends in one ("Henry Morgenthau, Jr."), not
+#: an ellipsis.
+_DOUBLED_STOP: Final = re.compile(r"(?<!\.)\.\.$")
+
+
 def _fact(record: GraphRecord, sentence: str) -> Fact:
-    return Fact(sentence, record.na_id, record.title)
+    return Fact(_DOUBLED_STOP.sub(".", sentence), record.na_id, record.title)
 
 
 def _name(record: GraphRecord) -> str:
