@@ -75,6 +75,7 @@ def chunk_file_metadata(
         "file": row["file"],
         "chunked_now": row["chunked"],
         "records": row["records"],
+        "stubs": row["stubs"],
         "records_reused": row["records_reused"],
         "chunks": row["chunks"],
         "embedded_chunks": stats.get("embedded_chunks", 0),

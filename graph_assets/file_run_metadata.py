@@ -108,6 +108,7 @@ def run_metadata(
         return {
             **common,
             "records": result.records,
+            "stubs": result.stubs,
             "chunks": result.chunks,
             "files_chunked": result.parts_chunked,
             "files_reused_unchanged": result.parts_reused,

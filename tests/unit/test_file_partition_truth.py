@@ -105,6 +105,15 @@ def test_each_partition_carries_its_own_files_figures(export: Path, tmp_path: Pa
         assert totals["files"] == len(keys)
         assert totals["encoded"] + totals["reused"] == totals["chunks"]
         assert len({m["chunks"] for m in chunks.values()}) > 1
+        # A file's chunks count its records as parsed_records does, its stubs apart.
+        for rel, metadata in chunks.items():
+            assert (metadata["records"], metadata["stubs"]) == (
+                parsed[rel]["records"],
+                parsed[rel]["stubs"],
+            ), rel
+            by_type = {row["type"]: row["count"] for row in metadata["records_by_type"]}
+            assert sum(by_type.values()) == metadata["records"], rel
+        assert sum(m["stubs"] for m in chunks.values()) > 0
         assert run_totals(list(parsed.values()))["files_parsed"] == len(keys)
         # No partition carries the run's per-file table.
         assert all("per_file" not in m for m in [*parsed.values(), *chunks.values()])

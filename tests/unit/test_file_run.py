@@ -16,6 +16,7 @@ from nara_kg.ingest.inputs import list_input_paths
 from nara_kg.ingest.layout import WorkLayout
 from nara_kg.ingest.records import DEFAULT_MAX_BODY_CHARS
 from nara_kg.ingest.stages import chunk_embeddings, chunks, file_run
+from nara_kg.ingest.stages.common import read_json, write_json
 from nara_kg.ingest.stages.file_run import (
     CHUNK_EMBEDDINGS,
     FileStagesOutcome,
@@ -219,3 +220,33 @@ def test_a_finished_file_keeps_its_figures_but_not_its_texts_or_vectors(
     assert outcome.failed == {} and len(outcome.done) > 1
     assert all(work.pending is None for work in outcome.done)
     assert all(CHUNK_EMBEDDINGS in work.reported for work in outcome.done)
+
+
+def test_stats_written_before_stubs_were_counted_apart_are_recounted_not_rechunked(
+    export: Path, tmp_path: Path
+) -> None:
+    """A work folder from before `stubs`: its chunk stats counted stubs among the records. An
+    unchanged file keeps its part (nothing chunked again) and reports the recounted figures."""
+    work = tmp_path / "work"
+    first = _run(export, work)
+    layout = WorkLayout(work)
+    rows = {row["file"]: row for row in first.rows[file_run.CHUNKS]}
+    assert sum(row["stubs"] for row in rows.values()) > 0
+    for path in layout.chunks_dir.glob("*.chunks.parquet"):
+        stats_path = layout.chunk_stats(path.name.removesuffix(".chunks.parquet"))
+        known = read_json(stats_path)
+        assert known is not None
+        stats = dict(known["stats"])
+        old_by_type = dict(stats["by_type"], stub=stats.pop("stubs"))
+        stats["records"] += old_by_type["stub"]
+        write_json(stats_path, {**known, "stats": {**stats, "by_type": old_by_type}})
+    parts = {p: p.stat().st_mtime_ns for p in layout.chunks_dir.glob("*.parquet")}
+    again = _run(export, work)
+    assert {p: p.stat().st_mtime_ns for p in parts} == parts
+    for row in again.rows[file_run.CHUNKS]:
+        assert not row["chunked"]
+        assert (row["records"], row["stubs"]) == (
+            rows[row["file"]]["records"],
+            rows[row["file"]]["stubs"],
+        )
+    assert again.chunk_total.by_type == first.chunk_total.by_type

@@ -57,8 +57,11 @@ CONTINUATION_PROPERTIES: tuple[str, ...] = (
     Prop.AUTHORITY_TYPE,
     Prop.SOURCE,
 )
+#: `records` and `by_type` count a file's own records, as parsed_records does; `stubs` the
+#: stub rows (ancestors and cited authorities) chunked beside them.
 _STAT_FIELDS = (
     "records",
+    "stubs",
     "chunks",
     "embedded_chunks",
     "multi_chunk_records",
@@ -69,6 +72,7 @@ _STAT_FIELDS = (
 @dataclass
 class ChunkResult:
     records: int = 0
+    stubs: int = 0
     chunks: int = 0
     embedded_chunks: int = 0
     multi_chunk_records: int = 0
@@ -260,6 +264,23 @@ def _previous_part(
     )
 
 
+def _stubs_counted_apart(stats: dict[str, Any], path: Path) -> dict[str, Any]:
+    """Stats written when `records` and `by_type` counted stubs too, recounted from the part
+    (one row per record: its first chunk), so that an unchanged file is not chunked again."""
+    columns = pq.read_table(path, columns=[Col.RECORD_ROW, Col.NODE_TYPE, Col.IS_STUB])
+    first: dict[int, tuple[str, bool]] = {}
+    for row, node_type, is_stub in zip(
+        columns[Col.RECORD_ROW].to_pylist(),
+        columns[Col.NODE_TYPE].to_pylist(),
+        columns[Col.IS_STUB].to_pylist(),
+        strict=True,
+    ):
+        first.setdefault(row, (node_type, is_stub))
+    own = Counter(node_type for node_type, is_stub in first.values() if not is_stub)
+    stubs = sum(is_stub for _, is_stub in first.values())
+    return {**stats, "records": sum(own.values()), "stubs": stubs, "by_type": dict(own)}
+
+
 def chunk_file(
     file: InputFile,
     layout: WorkLayout,
@@ -280,7 +301,11 @@ def chunk_file(
     key = _chunk_key(file, chunker)
     known = read_json(layout.chunk_stats(file.file_id))
     if not force and known is not None and known.get("key") == key and parquet_readable(path):
-        return dict(known["stats"]), False
+        kept: dict[str, Any] = dict(known["stats"])
+        if "stubs" not in kept:
+            kept = _stubs_counted_apart(kept, path)
+            write_json(layout.chunk_stats(file.file_id), {**known, "stats": kept})
+        return kept, False
     previous = None if force else _previous_part(layout, file.file_id, known, chunker)
     reusable = previous.rows_of if previous is not None else {}
     stats: dict[str, Any] = dict.fromkeys(_STAT_FIELDS, 0)
@@ -335,9 +360,12 @@ def chunk_file(
                 fresh.extend(rows)
                 n_rows = len(rows)
             record_rows.extend([row_index] * n_rows)
-            stats["records"] += 1
+            if record[Col.IS_STUB]:
+                stats["stubs"] += 1
+            else:
+                stats["records"] += 1
+                by_type[record[Col.NODE_TYPE]] += 1
             stats["chunks"] += n_rows
-            by_type[record[Col.NODE_TYPE]] += 1
             stats["multi_chunk_records"] += int(n_rows > 1)
             stats["title_only_records"] += int(
                 not record[Col.BODY_TEXT] and not record[Col.IS_STUB]

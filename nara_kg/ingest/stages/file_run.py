@@ -81,6 +81,10 @@ class FileResult:
     vanished: str | None = None
 
 
+#: The figures a stage's one-line summary adds up over the run's files (where its rows have them).
+_SUMMED = ("bytes", "lines", "records", "stubs", "rejected", "chunks", "encoded", "reused")
+
+
 @dataclass
 class FileStagesOutcome:
     """What a run over its files did: each finished file's results, the failures, and the
@@ -111,9 +115,7 @@ class FileStagesOutcome:
         """The run's totals of `stage` in one line, for the run's log."""
         rows = self.rows.get(stage, [])
         figures = {
-            name: sum(row[name] for row in rows)
-            for name in ("bytes", "lines", "records", "rejected", "chunks", "encoded", "reused")
-            if rows and name in rows[0]
+            name: sum(row[name] for row in rows) for name in _SUMMED if rows and name in rows[0]
         }
         return ", ".join(f"{name} {value}" for name, value in figures.items())
 
@@ -185,6 +187,7 @@ class _Run:
             "file": rel_path,
             "chunked": computed,
             "records": stats["records"],
+            "stubs": stats["stubs"],
             "records_reused": stats.get("records_reused", 0) if computed else 0,
             "chunks": stats["chunks"],
             "max_tokens": stats["max_tokens_seen"],
