@@ -13,7 +13,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 #: The repository root (where `neo4j/`, `var/` and the Makefile live).
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -160,14 +160,19 @@ def neo4j_home(env: Mapping[str, str] | None = None) -> Path:
     return Path(_source(env).get("NARA_KG_NEO4J_HOME", DEFAULT_NEO4J_HOME)).resolve()
 
 
+#: The local Neo4j's memory: how fast it runs, never what a build writes.
+NEO4J_HEAP_VAR: Final = "NARA_KG_NEO4J_HEAP"
+NEO4J_PAGECACHE_VAR: Final = "NARA_KG_NEO4J_PAGECACHE"
+
+
 def neo4j_heap_size(env: Mapping[str, str] | None = None) -> str:
     """JVM heap of the local Neo4j, initial = max (NARA_KG_NEO4J_HEAP overrides)."""
-    return _source(env).get("NARA_KG_NEO4J_HEAP", "").strip() or DEFAULT_NEO4J_HEAP
+    return _source(env).get(NEO4J_HEAP_VAR, "").strip() or DEFAULT_NEO4J_HEAP
 
 
 def neo4j_pagecache_size(env: Mapping[str, str] | None = None) -> str:
     """Page cache of the local Neo4j (NARA_KG_NEO4J_PAGECACHE overrides)."""
-    return _source(env).get("NARA_KG_NEO4J_PAGECACHE", "").strip() or DEFAULT_NEO4J_PAGECACHE
+    return _source(env).get(NEO4J_PAGECACHE_VAR, "").strip() or DEFAULT_NEO4J_PAGECACHE
 
 
 def java_home(env: Mapping[str, str] | None = None) -> Path | None:

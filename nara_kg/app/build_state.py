@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from nara_kg.model.source_digest import source_digest
+from nara_kg.settings import NEO4J_HEAP_VAR, NEO4J_PAGECACHE_VAR
 
 #: The record, in the work folder.
 STATE_FILE = "last_build.json"
@@ -42,6 +43,9 @@ STATE_FILE = "last_build.json"
 CODE_PACKAGES = ("nara_kg", "graph_assets", "jobs", "resources", "schedules", "quality")
 #: Prefixes of the environment variables that configure a build.
 SETTING_PREFIXES = ("NARA_", "NEO4J_", "DAGSTER_")
+#: Of those, the ones that only size the local Neo4j's memory: a new heap or page cache (what
+#: one tunes first at scale) must not make the next build run over every file.
+NOT_OUTPUT_SETTINGS = frozenset({NEO4J_HEAP_VAR, NEO4J_PAGECACHE_VAR})
 
 
 @dataclass(frozen=True)
@@ -76,7 +80,11 @@ def code_digest(root: Path, packages: Iterable[str] = CODE_PACKAGES) -> str:
 
 def settings_of(env: Mapping[str, str]) -> dict[str, str]:
     """The variables a build's output may depend on (their values only enter a digest)."""
-    return {k: v for k, v in sorted(env.items()) if k.startswith(SETTING_PREFIXES)}
+    return {
+        k: v
+        for k, v in sorted(env.items())
+        if k.startswith(SETTING_PREFIXES) and k not in NOT_OUTPUT_SETTINGS
+    }
 
 
 def beside_files(data_dir: Path) -> dict[str, str]:

@@ -84,6 +84,9 @@ def test_digest_follows_code_settings_and_the_files_beside_the_export(tmp_path: 
     code = code_digest(tmp_path, ["pkg"])
     settings = settings_of({"NARA_KG_EMBEDDING_BACKEND": "standin", "HOME": "/root"})
     assert settings == {"NARA_KG_EMBEDDING_BACKEND": "standin"}
+    # The local Neo4j's memory changes no output: tuning it re-runs nothing.
+    tuned = {"NARA_KG_NEO4J_HEAP": "5g", "NARA_KG_NEO4J_PAGECACHE": "4g"}
+    assert settings_of({"NARA_KG_EMBEDDING_BACKEND": "standin", **tuned}) == settings
     first = inputs_digest(code, settings, data, "/home")
     assert first == inputs_digest(code, settings, data, "/home")
     (tmp_path / "pkg" / "m.py").write_text("x = 2\n")
