@@ -4,6 +4,7 @@ fails, or a window whose encode fails, fails alone and the others finish."""
 
 from __future__ import annotations
 
+import shutil
 import threading
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,7 @@ from typing import Any
 import pytest
 
 from benchmarks.data import generate_dataset
+from benchmarks.incremental import edit_lines, export_files
 from nara_kg.embedding.standin import StandinEmbedder
 from nara_kg.ingest.inputs import list_input_paths
 from nara_kg.ingest.layout import WorkLayout
@@ -250,3 +252,34 @@ def test_stats_written_before_stubs_were_counted_apart_are_recounted_not_rechunk
             rows[row["file"]]["stubs"],
         )
     assert again.chunk_total.by_type == first.chunk_total.by_type
+
+
+def test_a_window_holds_only_files_with_texts_to_encode(
+    export: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file whose vectors are all kept is written (or found current) as soon as it is read:
+    an unchanged run encodes no window, and a run with one changed file encodes a window of
+    that file alone. (A run over 4,839 unchanged files held all their vectors: 8.4 GB.)"""
+    data, work = tmp_path / "export", tmp_path / "work"
+    shutil.copytree(export, data)
+    first = _run(data, work)
+    windows: list[list[str]] = []
+    embed = file_run._Run.embed
+
+    def recording(self: Any, window: list[chunk_embeddings.PendingVectors]) -> None:
+        windows.append([pending.rel_path for pending in window])
+        embed(self, window)
+
+    monkeypatch.setattr(file_run._Run, "embed", recording)
+    again = _run(data, work)
+    assert windows == []
+    assert {row["file"]: row["reused"] for row in again.rows[CHUNK_EMBEDDINGS]} == {
+        row["file"]: row["chunks"] for row in first.rows[CHUNK_EMBEDDINGS]
+    }
+    edited = export_files(data)[-1]
+    lines, _ = edit_lines(edited.read_text(encoding="utf-8").splitlines(), 1)
+    edited.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    changed = _run(data, work)
+    assert windows == [[str(edited.relative_to(data))]]
+    assert not changed.failed
+    assert len(changed.rows[CHUNK_EMBEDDINGS]) == len(first.rows[CHUNK_EMBEDDINGS])

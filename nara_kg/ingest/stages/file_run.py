@@ -46,6 +46,11 @@ CHUNK_PREVIEW_ROWS = 10
 #: Texts to encode that files gather before the model encodes them together, sorted by length
 #: across the files (`chunk_embeddings.encode_pending`): about eight files of the benchmark's.
 EMBED_WINDOW_TEXTS = 4_096
+#: ... or once it holds this many files: a file waiting in a window holds its texts and the
+#: vectors it keeps, so many files with a few changed chunks each must not all wait at once.
+EMBED_WINDOW_FILES = 64
+#: Files with nothing to encode report progress every so many files (a window reports its own).
+PROGRESS_EVERY_FILES = 250
 
 
 class StageLog(Protocol):
@@ -361,6 +366,23 @@ def run_file_stages(
             outcome.rows.setdefault(stage, []).append(row)
         outcome.done.append(work)
 
+    def write_and_finish(work: FileResult, pending: chunk_embeddings.PendingVectors) -> None:
+        try:
+            work.rows[CHUNK_EMBEDDINGS] = run.write_vectors(pending)
+        except Exception as error:
+            fail(pending.rel_path, error)
+            return
+        finish(work)
+
+    def keep_vectors(work: FileResult) -> None:
+        assert work.pending is not None
+        started = time.perf_counter()
+        write_and_finish(work, work.pending)
+        outcome.seconds[CHUNK_EMBEDDINGS] += time.perf_counter() - started
+        settled = len(outcome.done) + len(outcome.failed)
+        if settled % PROGRESS_EVERY_FILES == 0:
+            log.info(f"file stages: {settled}/{len(files)} files done")
+
     def encode_window() -> None:
         started = time.perf_counter()
         try:
@@ -371,12 +393,7 @@ def run_file_stages(
             window.clear()
             return
         for work, pending in window:
-            try:
-                work.rows[CHUNK_EMBEDDINGS] = run.write_vectors(pending)
-            except Exception as error:
-                fail(pending.rel_path, error)
-                continue
-            finish(work)
+            write_and_finish(work, pending)
         outcome.seconds[CHUNK_EMBEDDINGS] += time.perf_counter() - started
         log.info(f"file stages: {len(outcome.done) + len(outcome.failed)}/{len(files)} files done")
         window.clear()
@@ -394,8 +411,16 @@ def run_file_stages(
                 if work.pending is None:
                     finish(work)
                     continue
+                if not work.pending.todo:
+                    # Nothing to encode: written (or found current) now, never held in a
+                    # window (a run over 4,839 unchanged files held every vector: 8.4 GB).
+                    keep_vectors(work)
+                    continue
                 window.append((work, work.pending))
-                if sum(len(pending.todo) for _, pending in window) >= EMBED_WINDOW_TEXTS:
+                if (
+                    sum(len(pending.todo) for _, pending in window) >= EMBED_WINDOW_TEXTS
+                    or len(window) >= EMBED_WINDOW_FILES
+                ):
                     prepared.settle()
                     encode_window()
             if window:
