@@ -327,9 +327,6 @@ class IndexBuilder:
         self.db.execute("BEGIN")
         self._pending: list[TokenRow] = []
 
-    def add_chunk(self, na_id: int, seq: int, text: str) -> None:
-        self.add_normalized(na_id, seq, mentions_module.normalized_chunk(text).text)
-
     def add_normalized(self, na_id: int, seq: int, normalized: str) -> None:
         """A chunk's words, from its normalized linkable text (:func:`normalized_words`)."""
         self._pending.extend((word, na_id, seq) for word in normalized_words(normalized))

@@ -54,11 +54,6 @@ _INVISIBLE_SET: Final = frozenset("\u00ad\u200b\u200c\u200d\u2060\ufeff")
 class NormalizedText:
     """Normalized words joined by single spaces, and the way back to the original text."""
 
-    @property
-    def original(self) -> str:
-        """The text this was normalized from (the one `original_span` indexes)."""
-        return self._original
-
     __slots__ = ("_folded", "_norm_starts", "_original", "_raw", "_raw_starts", "text")
 
     def __init__(
@@ -82,6 +77,11 @@ class NormalizedText:
         if not self._norm_starts:
             self._index()
         return self._origin(start)[0], self._origin(end - 1)[1]
+
+    @property
+    def original(self) -> str:
+        """The text this was normalized from (the one `original_span` indexes)."""
+        return self._original
 
     def _index(self) -> None:
         lengths: Iterable[int] = map(len, self._raw)

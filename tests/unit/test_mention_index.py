@@ -17,6 +17,7 @@ from nara_kg.build.mention_index import (
     form_words,
     relinked_chunks,
 )
+from nara_kg.build.mentions import normalized_chunk
 from nara_kg.linking.authorities import Authority
 from nara_kg.linking.linker import EntityLinker
 
@@ -40,7 +41,7 @@ def _state(tmp_path: Path, authorities: list[Authority], generation: str = "g1")
     path = tmp_path / "mention-index.sqlite"
     builder = IndexBuilder(path)
     for (na_id, seq), text in TEXTS.items():
-        builder.add_chunk(na_id, seq, text)
+        builder.add_normalized(na_id, seq, normalized_chunk(text).text)
     builder.finish(EntityLinker.from_authorities(authorities), generation)
     return path
 
@@ -149,7 +150,7 @@ def test_another_linking_code_version_or_generation_is_not_the_state(
 def test_a_whole_state_left_unfinished_keeps_the_old_one(tmp_path: Path) -> None:
     path = _state(tmp_path, [ROOSEVELT])
     builder = IndexBuilder(path)
-    builder.add_chunk(99, 0, "Irrigation canals")
+    builder.add_normalized(99, 0, normalized_chunk("Irrigation canals").text)
     builder.abandon()
     with MentionIndex(path) as state:
         assert state.equals("g1")
