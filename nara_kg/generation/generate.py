@@ -9,7 +9,7 @@ What a report is made of lives beside it: the context (:mod:`.report_context`), 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
@@ -28,6 +28,8 @@ from nara_kg.generation.extractive import (
 from nara_kg.generation.llm import LLM, GenerationCache, cached_complete, describe, is_extractive
 from nara_kg.generation.report_context import ReportContext
 from nara_kg.generation.report_context_data import MentionTotals
+from nara_kg.generation.report_context_render import forget_rendered
+from nara_kg.generation.report_order import same_level_batches, tree_groups
 from nara_kg.generation.report_parse import ReportFormatError, parse_report, repair_report
 from nara_kg.generation.report_plan import (
     ReportPlan,
@@ -100,29 +102,6 @@ class ReportRunResult:
     whole_because: str = ""
     per_level: Counter[int] = field(default_factory=Counter)
     preview: list[dict[str, Any]] = field(default_factory=list)
-
-
-def _same_level_batches(
-    communities: Sequence[dict[str, Any]], *, max_communities: int = 200, max_members: int = 20_000
-) -> Iterator[list[dict[str, Any]]]:
-    """Consecutive communities of one level, few enough (and with few enough members between
-    them) to read their contexts in one query; levels never mix, so a batch's sub-communities
-    are all done before it."""
-    batch: list[dict[str, Any]] = []
-    members = 0
-    for community in communities:
-        size = int(community["size"] or 0)
-        if batch and (
-            community["level"] != batch[-1]["level"]
-            or len(batch) >= max_communities
-            or members + size > max_members
-        ):
-            yield batch
-            batch, members = [], 0
-        batch.append(community)
-        members += size
-    if batch:
-        yield batch
 
 
 def _mention_parts(
@@ -381,6 +360,7 @@ def _generate_with_counts(
             log=log,
             force=force,
             remembered=remembered,
+            between_groups=(lambda: None) if counts is None else counts.release,
         )
         if counts is not None:
             result.token_counts_reused = counts.looked_up - counts.counted
@@ -405,11 +385,14 @@ def _generate_all(
     log: Log,
     force: bool = False,
     remembered: ReportScope | None = None,
+    between_groups: Callable[[], None] = lambda: None,
 ) -> ReportRunResult:
     """The loop. With `remembered` (the report scope's store), each community's mention totals
     and each member's report row are kept there: a later run's communities take the totals of
     their sub-communities outside that run instead of reading those members' mentions, and the
-    rows of members whose nodes did not change instead of reading their text."""
+    rows of members whose nodes did not change instead of reading their text. Tree group by
+    tree group (:mod:`.report_order`), each group's reports written when it is done and
+    `between_groups` called then (the token counts let go of the group's)."""
     result = ReportRunResult()
     #: community id -> (its report, its members' naIds)
     done: dict[str, tuple[CommunityReport, frozenset[int]]] = dict(plan.outside)
@@ -419,167 +402,190 @@ def _generate_all(
     #: community id -> what its members' text names, until its parent community has used it
     mention_totals_of: dict[str, MentionTotals] = dict(plan.outside_mention_totals)
     totals_to_remember: list[tuple[str, str | None, MentionTotals]] = []
-    row_costs: dict[str, int] = {}
     rows: list[dict[str, Any]] = []
-    #: each record's relationships, read at the finest level and reused at the coarser ones
-    relationships = report_cypher.OutgoingRelationships()
     #: what the store keeps of each record (settled records are not read: see the class)
     store = MemberFieldStore(remembered, plan.pending)
-    #: each record's member row, read once, at its finest level
-    known_members = report_cypher.KnownMembers(fields=store)
-    #: each member's and relationship's key line and context row, made once
-    run_rows = RunRows()
     communities = plan.communities
     generator = describe(llm)
     position = 0
+    members_seen, records_touched, member_texts_read = 0, 0, 0
     summaries_to_embed: list[str] = []
     repairs = ReportRepairs()
     with (
         _EarlySummaryVectors(embedder) as early,
         ThreadPoolExecutor(max_workers=1, thread_name_prefix="report-reader") as reader,
     ):
-        for batch in _same_level_batches(communities):
-            # A community whose only sub-community has all of its members is that sub-community
-            # seen one level up: it takes the sub-community's report instead of a second
-            # generation (an LLM call with a real backend) that could only say the same.
-            copies = {
-                c["id"]: c["children"][0]
-                for c in batch
-                if len(c["children"]) == 1
-                and c["children"][0] in done
-                and len(done[c["children"][0]][1]) == int(c["size"] or 0)
-            }
-            to_read = [c["id"] for c in batch if c["id"] not in copies]
-            members_of = report_cypher.members_of_many(
-                driver, database, to_read, known=known_members
-            )
-            # The relationships are read on the reader's thread while the mentions are read here:
-            # each read leaves a core idle half the time (Neo4j answers, the driver decodes).
-            groups = {cid: [int(m["naId"]) for m in members_of[cid]] for cid in to_read}
-            relationships.adopt(
-                store.settled_outgoing(
-                    relationships.missing(n for na_ids in groups.values() for n in na_ids)
+        for group in tree_groups(communities):
+            # What the run derives from a tree's records serves that tree alone (see
+            # report_order): each group starts empty, so the run holds one group's at a time.
+            row_costs: dict[str, int] = {}
+            #: each record's relationships, read at the finest level and reused at the coarser ones
+            relationships = report_cypher.OutgoingRelationships()
+            #: each record's member row, read once, at its finest level
+            known_members = report_cypher.KnownMembers(fields=store)
+            #: each member's and relationship's key line and context row, made once
+            run_rows = RunRows()
+            for batch in same_level_batches(group):
+                # A community whose only sub-community has all of its members is that sub-community
+                # seen one level up: it takes the sub-community's report instead of a second
+                # generation (an LLM call with a real backend) that could only say the same.
+                copies = {
+                    c["id"]: c["children"][0]
+                    for c in batch
+                    if len(c["children"]) == 1
+                    and c["children"][0] in done
+                    and len(done[c["children"][0]][1]) == int(c["size"] or 0)
+                }
+                to_read = [c["id"] for c in batch if c["id"] not in copies]
+                members_of = report_cypher.members_of_many(
+                    driver, database, to_read, known=known_members
                 )
-            )
-            relationships_read = reader.submit(
-                report_cypher.relationships_within,
-                driver,
-                database,
-                groups,
-                known_members.rows,
-                known=relationships,
-            )
-            # What a community's text names is its sub-communities' totals plus its other members'
-            # (Leiden's levels nest, so the sub-communities split their members): each record's
-            # mentions are read once per run, not once per level.
-            parts = {
-                cid: _mention_parts(community, members_of[cid], done, mention_totals_of)
-                for community in batch
-                if (cid := community["id"]) in members_of
-            }
-            mentions = report_cypher.mentions_of_records(
-                driver, database, [na_id for _, rest in parts.values() for na_id in rest]
-            )
-            relationships_of = relationships_read.result()
-            store.remember_outgoing(relationships.take_read())
-            for community in batch:
-                position += 1
-                community_id = community["id"]
-                level = int(community["level"])
-                child = copies.get(community_id)
-                if child is not None:
-                    child_report, na_ids = done[child]
-                    report = replace(child_report, community_id=community_id, level=level)
-                    context_key = context_keys[child]
-                    mention_totals_of[community_id] = mention_totals_of.pop(child)
-                    tops[community_id] = tops[child]
-                    input_key, used_sub_reports, truncated = None, False, False
-                    result.copied_from_sub_community += 1
-                else:
-                    children, rest = parts[community_id]
-                    totals = merge_mention_totals(
-                        [
-                            *(mention_totals_of.pop(c) for c in children),
-                            mention_totals(mentions, rest),
-                        ]
+                # The relationships are read on the reader's thread while the mentions are read
+                # here: each read leaves a core idle half the time (Neo4j answers, the driver
+                # decodes).
+                groups = {cid: [int(m["naId"]) for m in members_of[cid]] for cid in to_read}
+                relationships.adopt(
+                    store.settled_outgoing(
+                        relationships.missing(n for na_ids in groups.values() for n in na_ids)
                     )
-                    mention_totals_of[community_id] = totals
-                    input_key = report_input_key(
-                        generator=generator,
-                        counter_key=embedder.key,
-                        token_budget=token_budget,
-                        community=community,
-                        members=members_of[community_id],
-                        relationships=relationships_of[community_id],
-                        totals=totals,
-                        sub_report_keys={c: context_keys.get(c) for c in community["children"]},
-                        run_rows=run_rows,
-                    )
-                    stored = None if force else stored_report(community, input_key)
-                    if stored is not None:
-                        report, used_sub_reports, truncated = stored
-                        context_key = community["reportContextKey"]
-                        result.unchanged_inputs += 1
+                )
+                relationships_read = reader.submit(
+                    report_cypher.relationships_within,
+                    driver,
+                    database,
+                    groups,
+                    known_members.rows,
+                    known=relationships,
+                )
+                # What a community's text names is its sub-communities' totals plus its other
+                # members' (Leiden's levels nest, so the sub-communities split their members):
+                # each record's mentions are read once per run, not once per level.
+                parts = {
+                    cid: _mention_parts(community, members_of[cid], done, mention_totals_of)
+                    for community in batch
+                    if (cid := community["id"]) in members_of
+                }
+                mentions = report_cypher.mentions_of_records(
+                    driver, database, [na_id for _, rest in parts.values() for na_id in rest]
+                )
+                relationships_of = relationships_read.result()
+                store.remember_outgoing(relationships.take_read())
+                for community in batch:
+                    position += 1
+                    community_id = community["id"]
+                    level = int(community["level"])
+                    child = copies.get(community_id)
+                    if child is not None:
+                        child_report, na_ids = done[child]
+                        report = replace(child_report, community_id=community_id, level=level)
+                        context_key = context_keys[child]
+                        mention_totals_of[community_id] = mention_totals_of.pop(child)
+                        tops[community_id] = tops[child]
+                        input_key, used_sub_reports, truncated = None, False, False
+                        result.copied_from_sub_community += 1
                     else:
-                        context = context_from_rows(
-                            community,
-                            members_of[community_id],
-                            relationships_of[community_id],
-                            done,
+                        children, rest = parts[community_id]
+                        totals = merge_mention_totals(
+                            [
+                                *(mention_totals_of.pop(c) for c in children),
+                                mention_totals(mentions, rest),
+                            ]
+                        )
+                        mention_totals_of[community_id] = totals
+                        input_key = report_input_key(
+                            generator=generator,
+                            counter_key=embedder.key,
                             token_budget=token_budget,
-                            count_tokens=count_tokens,
-                            row_costs=row_costs,
-                            count_tokens_many=count_tokens_many,
-                            mentioned=rank_mentioned(totals),
+                            community=community,
+                            members=members_of[community_id],
+                            relationships=relationships_of[community_id],
+                            totals=totals,
+                            sub_report_keys={c: context_keys.get(c) for c in community["children"]},
                             run_rows=run_rows,
                         )
-                        report, was_cached = generate_report(context, llm, cache, repairs=repairs)
-                        context_key = report_context_key(generator, context.text)
-                        used_sub_reports, truncated = context.used_sub_reports, context.truncated
-                        result.cached += int(was_cached)
-                        result.generated += int(not was_cached)
-                    na_ids = frozenset(int(m["naId"]) for m in members_of[community_id])
-                    tops[community_id] = top_members(members_of[community_id])
-                    result.used_sub_reports += int(used_sub_reports)
-                    result.truncated += int(truncated)
-                done[community_id] = (report, na_ids)
-                context_keys[community_id] = context_key
-                totals_to_remember.append(
-                    (community_id, community.get("memberHash"), mention_totals_of[community_id])
-                )
-                if community.get("summaryEmbeddingKey") != summary_embedding_key(
-                    embedder.key, context_key
-                ):
-                    summaries_to_embed.append(summary_embedding_text(report))
-                result.communities_in_scope += 1
-                rows.append(
-                    report_row(
-                        community_id,
-                        report,
-                        context_key,
-                        tops[community_id],
-                        input_key=input_key,
-                        used_sub_reports=used_sub_reports,
-                        truncated=truncated,
+                        stored = None if force else stored_report(community, input_key)
+                        if stored is not None:
+                            report, used_sub_reports, truncated = stored
+                            context_key = community["reportContextKey"]
+                            result.unchanged_inputs += 1
+                        else:
+                            context = context_from_rows(
+                                community,
+                                members_of[community_id],
+                                relationships_of[community_id],
+                                done,
+                                token_budget=token_budget,
+                                count_tokens=count_tokens,
+                                row_costs=row_costs,
+                                count_tokens_many=count_tokens_many,
+                                mentioned=rank_mentioned(totals),
+                                run_rows=run_rows,
+                            )
+                            report, was_cached = generate_report(
+                                context, llm, cache, repairs=repairs
+                            )
+                            context_key = report_context_key(generator, context.text)
+                            used_sub_reports, truncated = (
+                                context.used_sub_reports,
+                                context.truncated,
+                            )
+                            result.cached += int(was_cached)
+                            result.generated += int(not was_cached)
+                        na_ids = frozenset(int(m["naId"]) for m in members_of[community_id])
+                        tops[community_id] = top_members(members_of[community_id])
+                        result.used_sub_reports += int(used_sub_reports)
+                        result.truncated += int(truncated)
+                    done[community_id] = (report, na_ids)
+                    context_keys[community_id] = context_key
+                    totals_to_remember.append(
+                        (community_id, community.get("memberHash"), mention_totals_of[community_id])
                     )
-                )
-                if len(result.preview) < 15:
-                    result.preview.append(
-                        {
-                            "id": community_id,
-                            "size": len(na_ids),
-                            "title": report.title,
-                            "rating": report.rating,
-                        }
+                    if community.get("summaryEmbeddingKey") != summary_embedding_key(
+                        embedder.key, context_key
+                    ):
+                        summaries_to_embed.append(summary_embedding_text(report))
+                    result.communities_in_scope += 1
+                    rows.append(
+                        report_row(
+                            community_id,
+                            report,
+                            context_key,
+                            tops[community_id],
+                            input_key=input_key,
+                            used_sub_reports=used_sub_reports,
+                            truncated=truncated,
+                        )
                     )
-                if position % 200 == 0:
-                    log(f"reports: {position}/{len(communities)} ({result.cached} from cache)")
-            early.submit(summaries_to_embed)
-            summaries_to_embed.clear()
-            if remembered is not None:
-                remembered.remember_mention_totals(totals_to_remember)
-            totals_to_remember.clear()
-        report_cypher.write_reports(driver, database, rows)
+                    if len(result.preview) < 15:
+                        result.preview.append(
+                            {
+                                "id": community_id,
+                                "size": len(na_ids),
+                                "title": report.title,
+                                "rating": report.rating,
+                            }
+                        )
+                    if position % 200 == 0:
+                        log(f"reports: {position}/{len(communities)} ({result.cached} from cache)")
+                early.submit(summaries_to_embed)
+                summaries_to_embed.clear()
+                if remembered is not None:
+                    remembered.remember_mention_totals(totals_to_remember)
+                totals_to_remember.clear()
+            report_cypher.write_reports(driver, database, rows)
+            rows = []
+            members_seen += len(known_members.rows)
+            records_touched += known_members.keys_read
+            member_texts_read += known_members.read_with_text
+            for community in group:
+                for gone in (community["id"], *community["children"]):
+                    done.pop(gone, None)
+                    context_keys.pop(gone, None)
+                    tops.pop(gone, None)
+                    mention_totals_of.pop(gone, None)
+            between_groups()
+            forget_rendered()
+            release_free_memory()
 
         report_cypher.ensure_summary_index(driver, database, embedder.dimension)
         pending = list(report_cypher.pending_summary_embeddings(driver, database, embedder.key))
@@ -609,8 +615,8 @@ def _generate_all(
     result.summaries_embedded = len(pending)
     result.communities, result.per_level, result.scoped = plan.total, plan.per_level, plan.scoped
     result.whole_because = plan.whole_because
-    result.records_touched = known_members.keys_read
-    result.members_in_scope = len(known_members.rows)
-    result.member_texts_read = known_members.read_with_text
+    result.records_touched = records_touched
+    result.members_in_scope = members_seen
+    result.member_texts_read = member_texts_read
     result.reports_repaired, result.reports_replaced = repairs.repaired, repairs.replaced
     return result

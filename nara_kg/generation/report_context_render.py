@@ -81,6 +81,13 @@ def member_row(member: MemberInfo) -> str:
     )
 
 
+def forget_rendered() -> None:
+    """Let go of the rendered pieces kept: a report run calls it between tree groups, whose
+    records never meet again (:mod:`nara_kg.generation.report_order`)."""
+    endpoint.cache_clear()
+    member_row.cache_clear()
+
+
 def rel_row(rank: int, rel: RelationshipInfo) -> str:
     return _csv_row(
         [

@@ -82,23 +82,39 @@ class RememberedTokenCounts:
                 self._new[digest] = tokens
         return [self._known[d] for d in digests]
 
+    def release(self) -> None:
+        """Store the new counts and let go of those looked up so far, noting them as used: a
+        report run's tree groups share no rows, so what one group asked for is not asked
+        again, and the run holds one group's counts at a time."""
+        with self._connection:
+            self._store_new()
+            self._connection.execute(
+                "CREATE TEMP TABLE IF NOT EXISTS used (key BLOB PRIMARY KEY) WITHOUT ROWID"
+            )
+            self._connection.executemany(
+                "INSERT OR IGNORE INTO used (key) VALUES (?)", [(k,) for k in self._known]
+            )
+        self._known.clear()
+
     def save(self, *, drop_unused: bool) -> None:
         """Store the new counts; with `drop_unused` (after a complete run) forget the texts this
         run never asked for."""
-        with self._connection:
-            self._connection.executemany(
-                "INSERT OR REPLACE INTO token_counts (key, tokens) VALUES (?, ?)",
-                list(self._new.items()),
-            )
-            if drop_unused:
-                self._connection.execute("CREATE TEMP TABLE IF NOT EXISTS used (key BLOB)")
-                self._connection.execute("DELETE FROM used")
-                self._connection.executemany(
-                    "INSERT INTO used (key) VALUES (?)", [(k,) for k in self._known]
-                )
+        if drop_unused:
+            self.release()
+            with self._connection:
                 self._connection.execute(
                     "DELETE FROM token_counts WHERE key NOT IN (SELECT key FROM used)"
                 )
+                self._connection.execute("DELETE FROM used")
+            return
+        with self._connection:
+            self._store_new()
+
+    def _store_new(self) -> None:
+        self._connection.executemany(
+            "INSERT OR REPLACE INTO token_counts (key, tokens) VALUES (?, ?)",
+            list(self._new.items()),
+        )
         self._new.clear()
 
 

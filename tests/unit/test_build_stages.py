@@ -1,4 +1,4 @@
-"""Stage loops of `nara_kg.build` and the report generation loop, with the Neo4j side faked
+"""Stage loops of `nara_kg.build` and the report generation order, with the Neo4j side faked
 (the real side is covered by the integration tests)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from nara_kg.build import embeddings as build_embeddings
-from nara_kg.generation import generate as report_generation
+from nara_kg.generation.report_order import same_level_batches
 from nara_kg.ingest.inputs import file_id_of
 
 
@@ -20,9 +20,7 @@ def test_context_batches_never_mix_levels_and_stay_bounded() -> None:
         for level, sizes in ((0, [2] * 7), (1, [5, 9, 30]), (2, [44]))
         for i, size in enumerate(sizes)
     ]
-    batches = list(
-        report_generation._same_level_batches(communities, max_communities=3, max_members=20)
-    )
+    batches = list(same_level_batches(communities, max_communities=3, max_members=20))
     assert [[c["id"] for c in b] for b in batches] == [
         ["0-0", "0-1", "0-2"],
         ["0-3", "0-4", "0-5"],

@@ -52,6 +52,23 @@ def test_counts_are_kept_per_counter_and_unused_ones_are_dropped(tmp_path: Path)
     assert words.counted == ["g", "a b"]  # another counter's counts are its own
 
 
+def test_what_a_released_group_used_is_kept_and_no_longer_held(tmp_path: Path) -> None:
+    path = tmp_path / "counts.sqlite"
+    words = CountingWords()
+    with remembered_token_counts(path, "w", words.count_tokens, words.count_tokens_many) as c:
+        c.count_many(["a b", "c", "d e f"])
+    words.counted.clear()
+    with remembered_token_counts(path, "w", words.count_tokens, words.count_tokens_many) as c:
+        assert c.count_many(["a b", "g"]) == [4, 3]
+        c.release()
+        assert not c._known and not c._new  # the group's counts are let go of
+        assert _stored(path) == 4  # "g" is stored at once
+        assert c.count("c") == 3
+    assert words.counted == ["g"]
+    # Used before the release ("a b", "g") or after it ("c"): kept; never asked for: dropped.
+    assert _stored(path) == 3
+
+
 def test_a_second_run_over_the_same_graph_counts_nothing_and_writes_the_same_reports(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
