@@ -16,6 +16,7 @@ from graph_assets.graph_communities import graph_communities
 from graph_assets.partitions import is_full_rebuild
 from graph_assets.text_embeddings import text_embeddings
 from nara_kg.generation import generate as report_generation
+from nara_kg.generation.report_order import TREE_GROUP_MEMBERS
 from nara_kg.ingest.stages.common import read_json
 from resources import EmbeddingModel, LLMResource, Neo4jResource, PipelinePaths
 
@@ -27,9 +28,12 @@ REPORT_TOKEN_BUDGET = 1_200
     kinds={"python", "neo4j", "llm"},
     deps=[graph_communities, text_embeddings],
     description=(
-        "One report per community, finest level first (GraphRAG): members' titles, excerpts "
-        "and relationships ranked by degree within a token budget; an over-budget community "
-        "uses its sub-communities' reports, largest first; a community with the same members "
+        "One report per community, finest level first (GraphRAG), one group of whole "
+        f"community trees at a time (at most {TREE_GROUP_MEMBERS:,} records unless one tree "
+        "holds more; each group's reports written when it is done, and its rows let go of): "
+        "members' titles, excerpts and relationships ranked by degree within a token "
+        "budget; an over-budget community uses its sub-communities' reports, largest first; "
+        "a community with the same members "
         "as its only sub-community takes that report; a community whose inputs (members, "
         "relationships, mentions, sub-reports, generator, code) are as its node recorded keeps "
         "its report (unchanged_inputs), except in the full rebuild; when the digest of every "
