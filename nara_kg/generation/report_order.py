@@ -12,7 +12,7 @@ records the largest of 49 trees held 45,369 of 939,158 records.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 #: Records a tree group holds (unless one tree alone holds more).
@@ -20,6 +20,15 @@ TREE_GROUP_MEMBERS = 20_000
 #: A batch's communities and records: read in one query each.
 BATCH_COMMUNITIES = 200
 BATCH_MEMBERS = 20_000
+
+
+def parent_ids(communities: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    """Each sub-community's id -> its parent's id, from the parents' `children`."""
+    return {
+        str(child): str(community["id"])
+        for community in communities
+        for child in community["children"] or ()
+    }
 
 
 def tree_groups(
@@ -30,11 +39,7 @@ def tree_groups(
     are in the same group, in their order here. A tree's size is its topmost community's; trees
     join a group in the order their topmost communities come, while the group's records stay
     within `max_members`."""
-    parent_of = {
-        str(child): str(community["id"])
-        for community in communities
-        for child in community["children"] or ()
-    }
+    parent_of = parent_ids(communities)
 
     def root_of(community_id: str) -> str:
         while community_id in parent_of:
@@ -43,7 +48,7 @@ def tree_groups(
 
     roots = {str(c["id"]): root_of(str(c["id"])) for c in communities}
     sizes = {str(c["id"]): int(c["size"] or 0) for c in communities}
-    # Topmost communities in the order they come (the coarsest come last, so by level then id).
+    # Topmost communities in the order the plan gives them (a group keeps that order).
     order: dict[str, int] = {}
     for community in communities:
         if str(community["id"]) == roots[str(community["id"])]:

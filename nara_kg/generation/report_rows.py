@@ -255,9 +255,11 @@ _REPORT_CODE = (
     "report_context.py",
     "report_context_data.py",
     "report_context_render.py",
+    "report_loop.py",
     "report_parse.py",
     "report_prompts.py",
     "report_rows.py",
+    "single_report.py",
 )
 
 

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from nara_kg.generation.report_context_data import MentionTotals
+from nara_kg.generation.report_order import parent_ids
 from nara_kg.graph.communities import (
     DigestSums,
     ProjectedRecord,
@@ -480,7 +481,7 @@ def communities_to_report(
     for cid, community in by_id.items():
         if community.get("stale") or remembered_members.get(cid, "") != community.get("memberHash"):
             scope.add(cid)
-    parent_of = {str(child): cid for cid, c in by_id.items() for child in c["children"]}
+    parent_of = parent_ids(outline)
     for cid in list(scope):
         parent = parent_of.get(cid)
         while parent is not None and parent not in scope:

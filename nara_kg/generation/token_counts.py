@@ -85,7 +85,8 @@ class RememberedTokenCounts:
     def release(self) -> None:
         """Store the new counts and let go of those looked up so far, noting them as used: a
         report run's tree groups share no rows, so what one group asked for is not asked
-        again, and the run holds one group's counts at a time."""
+        again, and the run holds one group's counts at a time. The used keys are noted even in a
+        run that will end up keeping the unused ones: which it is is known only at its end."""
         with self._connection:
             self._store_new()
             self._connection.execute(

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 import nara_kg.generation.generate as generate
+import nara_kg.generation.report_loop as report_loop
 from nara_kg.generation.report_rows import (
     RunRows,
     context_from_rows,
@@ -75,15 +76,15 @@ def _run(
 def _built(graph: StoredReports, monkeypatch: pytest.MonkeyPatch) -> set[str]:
     """The communities whose contexts the next run builds."""
     built: list[str] = []
-    original = generate.context_from_rows
+    original = report_loop.context_from_rows
 
     def recording(community: Any, *args: Any, **kwargs: Any) -> Any:
         built.append(community["id"])
         return original(community, *args, **kwargs)
 
-    monkeypatch.setattr(generate, "context_from_rows", recording)
+    monkeypatch.setattr(report_loop, "context_from_rows", recording)
     _run(monkeypatch, graph)
-    monkeypatch.setattr(generate, "context_from_rows", original)
+    monkeypatch.setattr(report_loop, "context_from_rows", original)
     return set(built)
 
 

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import nara_kg.generation.generate as generate
+import nara_kg.generation.report_loop as report_loop
 from nara_kg.generation.llm import ExtractiveLLM
 from nara_kg.generation.report_context import MentionedInfo
 from nara_kg.generation.report_rows import member_fields, mention_totals, top_mentioned
@@ -138,14 +139,14 @@ def watch_mentioned(
     """Reports read from `fake`; the returned dict fills with the Mentioned table each built
     context is given, by community id."""
     seen: dict[str, list[MentionedInfo]] = {}
-    real_context = generate.context_from_rows
+    real_context = report_loop.context_from_rows
 
     def capture(community: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
         seen[community["id"]] = kwargs["mentioned"]
         return real_context(community, *args, **kwargs)
 
     monkeypatch.setattr(generate, "report_cypher", fake)
-    monkeypatch.setattr(generate, "context_from_rows", capture)
+    monkeypatch.setattr(report_loop, "context_from_rows", capture)
     return seen
 
 

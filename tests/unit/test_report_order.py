@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 import nara_kg.generation.generate as generate
+import nara_kg.generation.report_loop as report_loop
 from nara_kg.generation.report_order import same_level_batches, tree_groups
 from tests.unit.test_report_mention_totals import (
     COMMUNITIES,
@@ -126,7 +127,7 @@ def test_each_tree_group_is_read_written_and_let_go_of_before_the_next(
 
     grouped = TwoTrees()
     monkeypatch.setattr(generate, "report_cypher", grouped)
-    monkeypatch.setattr(generate, "tree_groups", functools.partial(tree_groups, max_members=4))
+    monkeypatch.setattr(report_loop, "tree_groups", functools.partial(tree_groups, max_members=4))
     by_group = run_reports(token_budget=1_000)
     first = {str(c["id"]) for c in COMMUNITIES}
     second = {str(c["id"]) for c in SECOND_TREE}

@@ -15,7 +15,6 @@ from nara_kg.generation.extractive import (
     extractive_rating,
     extractive_report,
 )
-from nara_kg.generation.generate import ReportRepairs, generate_report
 from nara_kg.generation.llm import (
     ExtractiveLLM,
     GenerationCache,
@@ -32,6 +31,7 @@ from nara_kg.generation.report_context import (
 )
 from nara_kg.generation.report_parse import ReportFormatError, parse_report, repair_report
 from nara_kg.generation.report_prompts import format_report_prompt
+from nara_kg.generation.single_report import ReportRepairs, generate_report
 from tests.openai_server import Reply, openai_test_server
 
 
