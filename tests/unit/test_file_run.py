@@ -22,6 +22,7 @@ from nara_kg.ingest.stages.common import read_json, write_json
 from nara_kg.ingest.stages.file_run import (
     CHUNK_EMBEDDINGS,
     FileStagesOutcome,
+    ProgressLine,
     run_file_stages,
 )
 
@@ -283,3 +284,28 @@ def test_a_window_holds_only_files_with_texts_to_encode(
     assert windows == [[str(edited.relative_to(data))]]
     assert not changed.failed
     assert len(changed.rows[CHUNK_EMBEDDINGS]) == len(first.rows[CHUNK_EMBEDDINGS])
+
+
+class _Lines:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def info(self, msg: str) -> None:
+        self.lines.append(msg)
+
+    debug = warning = error = info
+
+
+def test_the_progress_line_comes_every_so_many_files_even_when_a_window_settles_several() -> None:
+    log = _Lines()
+    progress = ProgressLine(log, 12)
+    for count in (1, 2, 3):  # kept files
+        progress.settled(count, every=4)
+    progress.settled(6, every=1)  # a window of three files
+    for count in range(7, 13):
+        progress.settled(count, every=4)
+    # A line on a multiple of 4 would give 8 and 12, two files after the window's line.
+    assert log.lines == [
+        "file stages: 6/12 files done",
+        "file stages: 10/12 files done",
+    ]

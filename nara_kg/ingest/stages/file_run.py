@@ -308,6 +308,20 @@ class _InOrder:
             self._ahead.append(self._pool.submit(self._prepare, rel_path))
 
 
+class ProgressLine:
+    """The run's "files done" line. Kept files settle one at a time and windows several at
+    once, in between each other: a line comes once `every` more files have settled since the
+    last line, so no milestone is skipped or logged twice."""
+
+    def __init__(self, log: StageLog, total: int) -> None:
+        self._log, self._total, self._logged_at = log, total, 0
+
+    def settled(self, count: int, *, every: int) -> None:
+        if count - self._logged_at >= every:
+            self._logged_at = count
+            self._log.info(f"file stages: {count}/{self._total} files done")
+
+
 def run_file_stages(
     files: Sequence[str],
     *,
@@ -374,14 +388,17 @@ def run_file_stages(
             return
         finish(work)
 
+    progress = ProgressLine(log, len(files))
+
+    def log_progress(*, every: int) -> None:
+        progress.settled(len(outcome.done) + len(outcome.failed), every=every)
+
     def keep_vectors(work: FileResult) -> None:
         assert work.pending is not None
         started = time.perf_counter()
         write_and_finish(work, work.pending)
         outcome.seconds[CHUNK_EMBEDDINGS] += time.perf_counter() - started
-        settled = len(outcome.done) + len(outcome.failed)
-        if settled % PROGRESS_EVERY_FILES == 0:
-            log.info(f"file stages: {settled}/{len(files)} files done")
+        log_progress(every=PROGRESS_EVERY_FILES)
 
     def encode_window() -> None:
         started = time.perf_counter()
@@ -395,7 +412,7 @@ def run_file_stages(
         for work, pending in window:
             write_and_finish(work, pending)
         outcome.seconds[CHUNK_EMBEDDINGS] += time.perf_counter() - started
-        log.info(f"file stages: {len(outcome.done) + len(outcome.failed)}/{len(files)} files done")
+        log_progress(every=1)
         window.clear()
 
     try:
