@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from nara_kg.ingest.parsing.title_dates import title_before_dates
 from nara_kg.retrieval.graph_record import LEVEL_NAMES, GraphRecord, describe, spoken_span
 from nara_kg.retrieval.terms import stems
 
@@ -65,9 +66,13 @@ def creator(record: GraphRecord, _: str) -> str | None:
 
 def dates(record: GraphRecord, _: str) -> str | None:
     span = _spoken_own(record)
+    if span and record.dates_from_title:
+        # The title holds the dates already: the record is named by what comes before them (its
+        # whole title is the citation's).
+        name = title_before_dates(record.title) or _name(record)
+        return f"{name} is dated {span}, as its title states."
     if span:
-        stated = " (as its title states)" if record.dates_from_title else ""
-        return f"The dates of {_name(record)} are {span}{stated}."
+        return f"The dates of {_name(record)} are {span}."
     for ancestor in record.ancestors:
         inherited = spoken_span(ancestor.date_start, ancestor.date_end)
         if inherited:

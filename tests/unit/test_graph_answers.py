@@ -139,9 +139,9 @@ def test_inherited_dates_are_said_to_be_inherited() -> None:
         },
         ancestors=(DIARIES,),
     )
+    # The title holds the dates: the record is named by what comes before them, not twice.
     assert answer("What are the dates of Volume 740?", titled) == (
-        "The dates of Volume 740, June 6 \u2013 June 7, 1944 are June 6, 1944 \u2013 June 7, "
-        "1944 (as its title states). [1]"
+        "Volume 740 is dated June 6, 1944 \u2013 June 7, 1944, as its title states. [1]"
     )
     # The title's own period closes the sentence (not "Jr.."); an ellipsis is left as written.
     assert identity(titled).sentence.endswith("a file unit in Diaries of Henry Morgenthau, Jr.")

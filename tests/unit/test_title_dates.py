@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from nara_kg.ingest.parsing.parse import parse_record
-from nara_kg.ingest.parsing.title_dates import TitleDates, title_dates
+from nara_kg.ingest.parsing.title_dates import TitleDates, title_before_dates, title_dates
 from nara_kg.model.schema import Prop
 
 EN = "\u2013"
@@ -134,3 +134,11 @@ def test_only_file_units_and_items_read_dates_from_their_titles() -> None:
         "title": "Photographs, 1942",
     }
     assert Prop.TITLE_START_DATE not in parse_record(series).properties
+
+
+def test_the_title_before_its_dates_names_the_record() -> None:
+    assert title_before_dates("Volume 740, June 6 \u2013 June 7, 1944") == "Volume 740"
+    assert title_before_dates("Volume 696, January 22 - January 26, 1944") == "Volume 696"
+    assert title_before_dates("Letters of the Secretary") is None
+    assert title_before_dates("June 6, 1944") is None  # nothing but the dates
+    assert title_before_dates(None) is None

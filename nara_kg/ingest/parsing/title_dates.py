@@ -99,3 +99,12 @@ def title_dates(title: str | None) -> TitleDates | None:
     except ValueError:  # an impossible day ("February 30")
         return None
     return TitleDates(first, last) if first <= last else None
+
+
+def title_before_dates(title: str | None) -> str | None:
+    """What a title says before the date range it ends with ("Volume 740" of "Volume 740, June
+    6 - June 7, 1944"), or None when it ends with none or is nothing else."""
+    match = _TAIL.search(title or "")
+    if match is None or title is None:
+        return None
+    return title[: match.start()].strip(" ,") or None
