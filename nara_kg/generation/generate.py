@@ -17,7 +17,7 @@ from neo4j import Driver
 
 from nara_kg.embedding.encoder import Embedder
 from nara_kg.generation.llm import LLM, GenerationCache, describe
-from nara_kg.generation.report_loop import ReportRunResult, generate_all
+from nara_kg.generation.report_loop import ReportRunResult, ReportRunSetup, generate_all
 from nara_kg.generation.report_plan import ReportPlan, plan_reports, report_settings_key
 from nara_kg.generation.report_scope import ReportScope
 from nara_kg.generation.report_sources import can_skip_reports, report_sources_digest
@@ -158,19 +158,23 @@ def _generate_with_counts(
             )
         )
         result = generate_all(
-            driver,
-            database,
-            llm,
-            cache,
-            embedder,
-            plan,
-            embedder.count_tokens if counts is None else counts.count,
-            embedder.count_tokens_many if counts is None else counts.count_many,
-            token_budget=token_budget,
-            log=log,
-            reads=report_cypher,
-            force=force,
-            remembered=remembered,
+            ReportRunSetup(
+                driver=driver,
+                database=database,
+                llm=llm,
+                cache=cache,
+                embedder=embedder,
+                plan=plan,
+                count_tokens=embedder.count_tokens if counts is None else counts.count,
+                count_tokens_many=(
+                    embedder.count_tokens_many if counts is None else counts.count_many
+                ),
+                token_budget=token_budget,
+                log=log,
+                reads=report_cypher,
+                force=force,
+                remembered=remembered,
+            ),
             between_groups=(lambda: None) if counts is None else counts.release,
         )
         if counts is not None:

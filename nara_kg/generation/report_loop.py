@@ -137,6 +137,30 @@ class _EarlySummaryVectors:
         self._pool.shutdown(wait=True, cancel_futures=True)
 
 
+@dataclass(frozen=True)
+class ReportRunSetup:
+    """What one run of the loop works with. `reads`: the module of reads and writes
+    (:mod:`nara_kg.graph.reports`, or a stand-in in tests). With `remembered` (the report
+    scope's store), each community's mention totals and each member's report row are kept
+    there: a later run's communities take the totals of their sub-communities outside that run
+    instead of reading those members' mentions, and the rows of members whose nodes did not
+    change instead of reading their text."""
+
+    driver: Driver
+    database: str
+    llm: LLM
+    cache: GenerationCache | None
+    embedder: Embedder
+    plan: ReportPlan
+    count_tokens: TokenCounter
+    count_tokens_many: TokensCounter
+    token_budget: int
+    log: Log
+    reads: Any
+    force: bool = False
+    remembered: ReportScope | None = None
+
+
 @dataclass
 class _GroupReads:
     """What the run derives from one tree group's records. It serves that tree alone (see
@@ -174,40 +198,21 @@ class _Batch:
 
 
 class ReportLoop:
-    """One run's reports over `plan`, read through `reads` (:mod:`nara_kg.graph.reports`, or a
-    stand-in in tests). With `remembered` (the report scope's store), each community's mention
-    totals and each member's report row are kept there: a later run's communities take the
-    totals of their sub-communities outside that run instead of reading those members'
-    mentions, and the rows of members whose nodes did not change instead of reading their
-    text."""
+    """One run's reports (:class:`ReportRunSetup`): what it keeps between batches and groups,
+    and its figures."""
 
     def __init__(
-        self,
-        driver: Driver,
-        database: str,
-        llm: LLM,
-        cache: GenerationCache | None,
-        embedder: Embedder,
-        plan: ReportPlan,
-        count_tokens: TokenCounter,
-        count_tokens_many: TokensCounter,
-        *,
-        token_budget: int,
-        log: Log,
-        force: bool,
-        remembered: ReportScope | None,
-        reads: Any,
-        early: _EarlySummaryVectors,
-        reader: ThreadPoolExecutor,
+        self, setup: ReportRunSetup, early: _EarlySummaryVectors, reader: ThreadPoolExecutor
     ) -> None:
-        self._driver, self._database, self._reads = driver, database, reads
-        self._llm, self._cache, self._embedder = llm, cache, embedder
-        self._plan = plan
-        self._count_tokens, self._count_tokens_many = count_tokens, count_tokens_many
-        self._token_budget, self._log, self._force = token_budget, log, force
-        self._remembered = remembered
+        self._driver, self._database, self._reads = setup.driver, setup.database, setup.reads
+        self._llm, self._cache, self._embedder = setup.llm, setup.cache, setup.embedder
+        plan = self._plan = setup.plan
+        self._count_tokens = setup.count_tokens
+        self._count_tokens_many = setup.count_tokens_many
+        self._token_budget, self._log, self._force = setup.token_budget, setup.log, setup.force
+        self._remembered = remembered = setup.remembered
         self._early, self._reader = early, reader
-        self._generator = describe(llm)
+        self._generator = describe(setup.llm)
         self.result = ReportRunResult()
         self.repairs = ReportRepairs()
         #: community id -> (its report, its members' naIds)
@@ -450,47 +455,17 @@ class ReportLoop:
 
 
 def generate_all(
-    driver: Driver,
-    database: str,
-    llm: LLM,
-    cache: GenerationCache | None,
-    embedder: Embedder,
-    plan: ReportPlan,
-    count_tokens: TokenCounter,
-    count_tokens_many: TokensCounter,
-    *,
-    token_budget: int,
-    log: Log,
-    reads: Any,
-    force: bool = False,
-    remembered: ReportScope | None = None,
-    between_groups: Callable[[], None] = lambda: None,
+    setup: ReportRunSetup, *, between_groups: Callable[[], None] = lambda: None
 ) -> ReportRunResult:
-    """Every report of `plan` (:class:`ReportLoop`), tree group by tree group, with
+    """Every report of the setup's plan (:class:`ReportLoop`), tree group by tree group, with
     `between_groups` called after each (the token counts let go of the group's), then the
     summaries embedded."""
     with (
-        _EarlySummaryVectors(embedder) as early,
+        _EarlySummaryVectors(setup.embedder) as early,
         ThreadPoolExecutor(max_workers=1, thread_name_prefix="report-reader") as reader,
     ):
-        loop = ReportLoop(
-            driver,
-            database,
-            llm,
-            cache,
-            embedder,
-            plan,
-            count_tokens,
-            count_tokens_many,
-            token_budget=token_budget,
-            log=log,
-            force=force,
-            remembered=remembered,
-            reads=reads,
-            early=early,
-            reader=reader,
-        )
-        for group in tree_groups(plan.communities):
+        loop = ReportLoop(setup, early, reader)
+        for group in tree_groups(setup.plan.communities):
             loop.run_group(group)
             between_groups()
             forget_rendered()
