@@ -78,9 +78,20 @@ def graph_builder(neo4j_driver: Any, neo4j_settings: Neo4jSettings) -> Any:
 _REAL_RECORDS_BUILDER = "tests/e2e/test_real_records.py"
 
 
+#: The tests that need no server: with `make test` (pytest-xdist, `--dist loadgroup`) they run
+#: on a second worker beside the others, which share the one Neo4j database (each wipes it), the
+#: Dagster service and its instance, and so run on one worker, in their order here.
+_SERVERLESS_TESTS = "tests/unit/"
+GRAPH_GROUP = "graph"
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Run the real-record builder before the other end-to-end modules, so that they reuse its
-    graph instead of each building the real records again (a build of about a minute)."""
+    graph instead of each building the real records again (a build of about a minute); keep
+    every test that uses a server in one xdist group."""
+    for item in items:
+        if not item.nodeid.startswith(_SERVERLESS_TESTS):
+            item.add_marker(pytest.mark.xdist_group(GRAPH_GROUP))
     e2e = [i for i, item in enumerate(items) if item.nodeid.startswith("tests/e2e/")]
     if not e2e:
         return

@@ -66,10 +66,13 @@ run_monitoring:
   cancel_timeout_seconds: 60
   free_slots_after_run_end_seconds: 5
 # The queue's limit lives under concurrency.runs: Dagster refuses run_coordinator.config
-# .max_concurrent_runs next to a `concurrency` section.
+# .max_concurrent_runs next to a `concurrency` section. The queue is looked at every second
+# (5 by default): the suite launches some thirty runs one after another.
 run_coordinator:
   module: dagster._core.run_coordinator
   class: QueuedRunCoordinator
+  config:
+    dequeue_interval_seconds: 1
 concurrency:
   runs:
     max_concurrent_runs: 2
