@@ -78,20 +78,9 @@ def graph_builder(neo4j_driver: Any, neo4j_settings: Neo4jSettings) -> Any:
 _REAL_RECORDS_BUILDER = "tests/e2e/test_real_records.py"
 
 
-#: The tests that need no server: with `make test` (pytest-xdist, `--dist loadgroup`) they run
-#: on a second worker beside the others, which share the one Neo4j database (each wipes it), the
-#: Dagster service and its instance, and so run on one worker, in their order here.
-_SERVERLESS_TESTS = "tests/unit/"
-GRAPH_GROUP = "graph"
-
-
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Run the real-record builder before the other end-to-end modules, so that they reuse its
-    graph instead of each building the real records again (a build of about a minute); keep
-    every test that uses a server in one xdist group."""
-    for item in items:
-        if not item.nodeid.startswith(_SERVERLESS_TESTS):
-            item.add_marker(pytest.mark.xdist_group(GRAPH_GROUP))
+    graph instead of each building the real records again (a build of about a minute)."""
     e2e = [i for i, item in enumerate(items) if item.nodeid.startswith("tests/e2e/")]
     if not e2e:
         return
@@ -100,3 +89,30 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     rest = [item for item in block if not item.nodeid.startswith(_REAL_RECORDS_BUILDER)]
     for index, item in zip(e2e, first + rest, strict=True):
         items[index] = item
+
+
+#: The tests that need no server. With `make test` (pytest-xdist, `-n 2`) they run on a second
+#: worker beside the others, which share the one Neo4j database (each wipes it), the Dagster
+#: service and its instance, and so run as one unit on one worker, in their order here.
+_SERVERLESS_TESTS = "tests/unit/"
+_SERVER_UNIT = "tests that use a server"
+
+try:
+    from xdist.scheduler import LoadScopeScheduling
+except ImportError:  # pytest without xdist runs every test in its one process
+    pass
+else:
+
+    class _ServerTestsTogether(LoadScopeScheduling):  # type: ignore[misc]
+        """xdist's scope scheduling (a module's tests together) with every test that uses a
+        server in one scope. (xdist's `--dist loadgroup` appends a group to each node id, which
+        pytest 9's node ids no longer take.)"""
+
+        def _split_scope(self, nodeid: str) -> str:
+            if nodeid.startswith(_SERVERLESS_TESTS):
+                return str(super()._split_scope(nodeid))
+            return _SERVER_UNIT
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+        return _ServerTestsTogether(config, log)
