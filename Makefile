@@ -71,9 +71,8 @@ validate: $(STAMP)  ## dagster definitions validate
 	mkdir -p $(DAGSTER_HOME)
 	$(BIN)/dagster definitions validate -w workspace.yaml
 
-# Two workers: the tests that use Neo4j or the Dagster service on one, in order (they share the
-# database), the unit tests on the other (tests/conftest.py). PYTEST_ARGS= runs them in one process.
-PYTEST_ARGS ?= -n 2 --durations=30 --durations-min=10
+# The 30 slowest tests are printed (what CI's time goes to).
+PYTEST_ARGS ?= --durations=30 --durations-min=10
 # Starts Neo4j only if it is not running, and stops it afterwards only if it started it.
 test: $(STAMP)  ## Run the whole test suite (starts the local Neo4j if needed, leaves nothing running)
 	@set -o pipefail; started=0; \

@@ -89,30 +89,3 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     rest = [item for item in block if not item.nodeid.startswith(_REAL_RECORDS_BUILDER)]
     for index, item in zip(e2e, first + rest, strict=True):
         items[index] = item
-
-
-#: The tests that need no server. With `make test` (pytest-xdist, `-n 2`) they run on a second
-#: worker beside the others, which share the one Neo4j database (each wipes it), the Dagster
-#: service and its instance, and so run as one unit on one worker, in their order here.
-_SERVERLESS_TESTS = "tests/unit/"
-_SERVER_UNIT = "tests that use a server"
-
-try:
-    from xdist.scheduler import LoadScopeScheduling
-except ImportError:  # pytest without xdist runs every test in its one process
-    pass
-else:
-
-    class _ServerTestsTogether(LoadScopeScheduling):  # type: ignore[misc]
-        """xdist's scope scheduling (a module's tests together) with every test that uses a
-        server in one scope. (xdist's `--dist loadgroup` appends a group to each node id, which
-        pytest 9's node ids no longer take.)"""
-
-        def _split_scope(self, nodeid: str) -> str:
-            if nodeid.startswith(_SERVERLESS_TESTS):
-                return str(super()._split_scope(nodeid))
-            return _SERVER_UNIT
-
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-        return _ServerTestsTogether(config, log)
