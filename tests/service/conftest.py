@@ -52,6 +52,11 @@ DEMO_RECORDS = 200
 DEMO_SHARD_LINES = 5
 MIN_FILES = 40
 
+#: The daemon's loop interval in the service (Dagster's is 30 s, a constant): see
+#: `daemon_tick/sitecustomize.py`. A backfill waits for about three ticks.
+DAEMON_INTERVAL_S = 5
+DAEMON_TICK_PATH = Path(__file__).resolve().parent / "daemon_tick"
+
 STARTUP_TIMEOUT_S = float(os.environ.get("NARA_KG_SERVICE_STARTUP_TIMEOUT", "180"))
 
 DAGSTER_YAML = """\
@@ -283,8 +288,10 @@ def dagster_service(
             "PYTHONUNBUFFERED": "1",
             # Each run's steps in their own processes (the jobs' default, made explicit).
             "NARA_KG_EXECUTOR": "multiprocess",
+            "NARA_KG_TEST_DAEMON_INTERVAL_S": str(DAEMON_INTERVAL_S),
         }
     )
+    env["PYTHONPATH"] = os.pathsep.join((str(DAEMON_TICK_PATH), env["PYTHONPATH"]))
     for pool in POOLS:
         subprocess.run(
             [dagster_bin(), "instance", "concurrency", "set", pool, "1"],
