@@ -58,6 +58,17 @@ def evaluate_answer_set(
     return report
 
 
+def evaluate_real_sets(
+    driver: Any, database: str, embedder: Any, questions_path: Path, answers_path: Path
+) -> dict[str, Any]:
+    """The question set's ranking on the graph in the database, with the answer set's
+    accuracy under "answers" when that file exists."""
+    report = evaluate_questions(driver, database, embedder.encode, questions_path)
+    if answers_path.exists():
+        report["answers"] = evaluate_answer_set(driver, database, embedder, answers_path)
+    return report
+
+
 def measure_real_questions(
     settings: Neo4jSettings,
     work_root: Path,
@@ -82,11 +93,9 @@ def measure_real_questions(
     try:
         embedder = Embedder(backend=opts.backend, device=opts.device)
         embedder.encode(["warm-up"])
-        report = evaluate_questions(driver, settings.database, embedder.encode, questions_path)
-        if answers_path.exists():
-            report["answers"] = evaluate_answer_set(
-                driver, settings.database, embedder, answers_path
-            )
+        report = evaluate_real_sets(
+            driver, settings.database, embedder, questions_path, answers_path
+        )
     finally:
         driver.close()
     report["build_seconds"] = build["seconds"]

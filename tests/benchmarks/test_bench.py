@@ -21,6 +21,8 @@ from nara_kg.settings import Neo4jSettings
 
 pytestmark = pytest.mark.integration
 
+ARTIFACTS = Path(__file__).resolve().parents[2] / "var" / "test-artifacts"
+
 HAS_ONNX = (
     importlib.util.find_spec("onnxruntime") is not None
     and importlib.util.find_spec("onnx") is not None
@@ -44,11 +46,20 @@ def results(neo4j_driver: Any, neo4j_settings: Neo4jSettings, tmp_path_factory: 
         local_queries=12,
         global_queries=2,
         parallel_records=50,
+        # A build of the real export and both of its sets: tests/e2e/test_real_records.py
+        # asks the sets (`evaluate_real_sets`) of the real graph it builds anyway.
+        real_questions=False,
     )
     try:
-        return suite.run_suite(options, neo4j_settings)
+        results = suite.run_suite(options, neo4j_settings)
     finally:
         patch.undo()
+    # Where the suite's minutes go, next to the other test artifacts.
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    (ARTIFACTS / "bench-phases.json").write_text(
+        json.dumps(results.get("phases_seconds"), indent=2), encoding="utf-8"
+    )
+    return results
 
 
 def _positive(value: Any) -> bool:

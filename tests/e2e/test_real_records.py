@@ -249,3 +249,26 @@ def test_answer_evaluation_on_the_real_graph(
     assert [row["id"] for row in rows] == [q.id for q in questions]
     answered = sum(1 for row in rows if row["answered"])
     assert metadata["answer_accuracy"] == round(answered / len(rows), 4)
+
+
+def test_the_benchmarks_real_record_sets_on_the_real_graph(
+    real_build: dict[str, Any], neo4j_driver: Any, neo4j_settings: Any
+) -> None:
+    """What `nara-kg bench` reports for the real records (its "real-record questions" phase,
+    which builds this same export first): the ranking of the question set and the answer
+    set's accuracy, asked of the graph built here."""
+    from benchmarks.real_questions import REAL_ANSWERS, REAL_QUESTIONS, evaluate_real_sets
+    from nara_kg.retrieval.evaluation import load_questions
+
+    report = evaluate_real_sets(
+        neo4j_driver, neo4j_settings.database, Embedder(), REAL_QUESTIONS, REAL_ANSWERS
+    )
+    asked = load_questions(REAL_QUESTIONS)
+    assert report["n"] == len(asked)
+    assert 0.0 < report["hit_at_1"] <= report["hit_at_5"] <= 1.0
+    assert 0.0 < report["mrr_at_10"] <= 1.0
+    assert {miss["id"] for miss in report["misses"]} <= {q.id for q in asked}
+    answers = report["answers"]
+    assert answers["n"] == len(load_questions(REAL_ANSWERS))
+    assert 0.0 < answers["accuracy"] <= 1.0
+    assert len(answers["failures"]) == answers["n"] - round(answers["accuracy"] * answers["n"])
