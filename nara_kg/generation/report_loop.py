@@ -204,13 +204,7 @@ class ReportLoop:
     def __init__(
         self, setup: ReportRunSetup, early: _EarlySummaryVectors, reader: ThreadPoolExecutor
     ) -> None:
-        self._driver, self._database, self._reads = setup.driver, setup.database, setup.reads
-        self._llm, self._cache, self._embedder = setup.llm, setup.cache, setup.embedder
-        plan = self._plan = setup.plan
-        self._count_tokens = setup.count_tokens
-        self._count_tokens_many = setup.count_tokens_many
-        self._token_budget, self._log, self._force = setup.token_budget, setup.log, setup.force
-        self._remembered = remembered = setup.remembered
+        self._setup, plan = setup, setup.plan
         self._early, self._reader = early, reader
         self._generator = describe(setup.llm)
         self.result = ReportRunResult()
@@ -223,19 +217,19 @@ class ReportLoop:
         #: community id -> what its members' text names, until its parent community has used it
         self._mention_totals_of: dict[str, MentionTotals] = dict(plan.outside_mention_totals)
         #: what the store keeps of each record (settled records are not read: see the class)
-        self._store = MemberFieldStore(remembered, plan.pending)
+        self._store = MemberFieldStore(setup.remembered, plan.pending)
         self._position = 0
         self.members_seen = self.records_touched = self.member_texts_read = 0
 
     def run_group(self, group: Sequence[dict[str, Any]]) -> None:
         """The group's reports, level by level, then written; then the group's entries go."""
         reads = _GroupReads(
-            known_members=self._reads.KnownMembers(fields=self._store),
-            relationships=self._reads.OutgoingRelationships(),
+            known_members=self._setup.reads.KnownMembers(fields=self._store),
+            relationships=self._setup.reads.OutgoingRelationships(),
         )
         for batch in same_level_batches(group):
             self._run_batch(batch, reads)
-        self._reads.write_reports(self._driver, self._database, reads.rows)
+        self._setup.reads.write_reports(self._setup.driver, self._setup.database, reads.rows)
         self.members_seen += len(reads.known_members.rows)
         self.records_touched += reads.known_members.keys_read
         self.member_texts_read += reads.known_members.read_with_text
@@ -265,7 +259,7 @@ class ReportLoop:
                 (community_id, community.get("memberHash"), self._mention_totals_of[community_id])
             )
             if community.get("summaryEmbeddingKey") != summary_embedding_key(
-                self._embedder.key, made.context_key
+                self._setup.embedder.key, made.context_key
             ):
                 summaries.append(summary_embedding_text(made.report))
             self.result.communities_in_scope += 1
@@ -290,16 +284,16 @@ class ReportLoop:
                     }
                 )
             if self._position % PROGRESS_EVERY_COMMUNITIES == 0:
-                self._log(
-                    f"reports: {self._position}/{len(self._plan.communities)}"
+                self._setup.log(
+                    f"reports: {self._position}/{len(self._setup.plan.communities)}"
                     f" ({self.result.cached} from cache)"
                 )
         self._early.submit(summaries)
-        if self._remembered is not None:
-            self._remembered.remember_mention_totals(totals_to_remember)
+        if self._setup.remembered is not None:
+            self._setup.remembered.remember_mention_totals(totals_to_remember)
 
     def _read_batch(self, batch: Sequence[dict[str, Any]], reads: _GroupReads) -> _Batch:
-        driver, database, done = self._driver, self._database, self._done
+        driver, database, done = self._setup.driver, self._setup.database, self._done
         # A community whose only sub-community has all of its members is that sub-community
         # seen one level up: it takes the sub-community's report instead of a second
         # generation (an LLM call with a real backend) that could only say the same.
@@ -311,7 +305,7 @@ class ReportLoop:
             and len(done[c["children"][0]][1]) == int(c["size"] or 0)
         }
         to_read = [c["id"] for c in batch if c["id"] not in copies]
-        members_of = self._reads.members_of_many(
+        members_of = self._setup.reads.members_of_many(
             driver, database, to_read, known=reads.known_members
         )
         # The relationships are read on the reader's thread while the mentions are read here:
@@ -323,7 +317,7 @@ class ReportLoop:
             )
         )
         relationships_read = self._reader.submit(
-            self._reads.relationships_within,
+            self._setup.reads.relationships_within,
             driver,
             database,
             groups,
@@ -338,7 +332,7 @@ class ReportLoop:
             for community in batch
             if (cid := community["id"]) in members_of
         }
-        mentions = self._reads.mentions_of_records(
+        mentions = self._setup.reads.mentions_of_records(
             driver, database, [na_id for _, rest in parts.values() for na_id in rest]
         )
         relationships_of = relationships_read.result()
@@ -368,8 +362,8 @@ class ReportLoop:
         self._mention_totals_of[community_id] = totals
         input_key = report_input_key(
             generator=self._generator,
-            counter_key=self._embedder.key,
-            token_budget=self._token_budget,
+            counter_key=self._setup.embedder.key,
+            token_budget=self._setup.token_budget,
             community=community,
             members=members,
             relationships=relationships,
@@ -379,7 +373,7 @@ class ReportLoop:
         )
         na_ids = frozenset(int(m["naId"]) for m in members)
         self._tops[community_id] = top_members(members)
-        stored = None if self._force else stored_report(community, input_key)
+        stored = None if self._setup.force else stored_report(community, input_key)
         if stored is not None:
             report, used_sub_reports, truncated = stored
             context_key = community["reportContextKey"]
@@ -390,15 +384,15 @@ class ReportLoop:
                 members,
                 relationships,
                 self._done,
-                token_budget=self._token_budget,
-                count_tokens=self._count_tokens,
+                token_budget=self._setup.token_budget,
+                count_tokens=self._setup.count_tokens,
                 row_costs=reads.row_costs,
-                count_tokens_many=self._count_tokens_many,
+                count_tokens_many=self._setup.count_tokens_many,
                 mentioned=rank_mentioned(totals),
                 run_rows=reads.run_rows,
             )
             report, was_cached = generate_report(
-                context, self._llm, self._cache, repairs=self.repairs
+                context, self._setup.llm, self._setup.cache, repairs=self.repairs
             )
             context_key = report_context_key(self._generator, context.text)
             used_sub_reports, truncated = context.used_sub_reports, context.truncated
@@ -411,9 +405,9 @@ class ReportLoop:
     def embed_summaries(self) -> int:
         """The summaries' vectors of every report whose vector key is not current: those
         encoded early taken, the others encoded now. Returns how many reports got one."""
-        driver, database, embedder = self._driver, self._database, self._embedder
-        self._reads.ensure_summary_index(driver, database, embedder.dimension)
-        pending = list(self._reads.pending_summary_embeddings(driver, database, embedder.key))
+        driver, database, embedder = self._setup.driver, self._setup.database, self._setup.embedder
+        self._setup.reads.ensure_summary_index(driver, database, embedder.dimension)
+        pending = list(self._setup.reads.pending_summary_embeddings(driver, database, embedder.key))
         if not pending:
             return 0
         # A community with the same members as its only sub-community gets the same report, so
@@ -423,7 +417,7 @@ class ReportLoop:
         late = [text for text, vector in vectors.items() if vector is None]
         if late:
             vectors.update(zip(late, embedder.encode(late), strict=True))
-        self._reads.write_summary_embeddings(
+        self._setup.reads.write_summary_embeddings(
             driver,
             database,
             [
@@ -441,7 +435,7 @@ class ReportLoop:
         return len(pending)
 
     def finish(self, summaries_embedded: int) -> ReportRunResult:
-        result, plan = self.result, self._plan
+        result, plan = self.result, self._setup.plan
         result.summaries_embedded = summaries_embedded
         result.communities, result.per_level = plan.total, plan.per_level
         result.scoped = plan.scoped
