@@ -37,6 +37,7 @@ from nara_kg.generation.report_rows import (
 )
 from nara_kg.generation.report_scope import ReportScope
 from nara_kg.generation.single_report import ReportRepairs, generate_report
+from nara_kg.graph.reports import KnownMembers, OutgoingRelationships
 from nara_kg.ingest.chunking import TokenCounter, TokensCounter
 from nara_kg.model.progress import Log
 
@@ -166,8 +167,8 @@ class _GroupReads:
     """What the run derives from one tree group's records. It serves that tree alone (see
     :mod:`.report_order`), so each group starts with an empty one."""
 
-    known_members: Any
-    relationships: Any
+    known_members: KnownMembers
+    relationships: OutgoingRelationships
     row_costs: dict[str, int] = field(default_factory=dict)
     run_rows: RunRows = field(default_factory=RunRows)
     #: the group's report rows, written when the group is done
