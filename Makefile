@@ -14,13 +14,15 @@ export DAGSTER_HOME ?= $(CURDIR)/var/dagster_home
 help:  ## List the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
 
-# uv installs the same resolution as pip (checked: the same versions of all 188 packages) in a
-# fraction of the time: torch's CUDA wheels alone are some 5 GB unpacked.
+# uv installs the same resolution as pip (checked: the same versions of all 188 packages) in
+# less time: torch's CUDA wheels alone are some 5 GB unpacked. --compile-bytecode as pip does:
+# where PYTHONDONTWRITEBYTECODE is set, nothing would write the .pyc files later, and every
+# process (each Dagster step) would compile torch and transformers again on import.
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) on PATH"; exit 1; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip 'uv==0.13.9'
-	$(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[dev]'
+	$(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -e '.[dev]'
 	touch $(STAMP)
 
 WEB_STAMP := nara_kg/api/static/.built
