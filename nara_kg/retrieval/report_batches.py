@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import random
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from threading import Lock
 from typing import TYPE_CHECKING
@@ -52,9 +52,20 @@ def join_blocks(blocks: Sequence[ReportBlock]) -> str:
 #: Fitted blocks of recent reports: a report's block depends only on the report, the budget and
 #: the token counter, so repeated global questions over unchanged reports count no tokens.
 _FITTED_CACHE_SIZE = 16_384
-_FittedKey = tuple[CommunityReport, int, "TokenCounter"]
+_FittedKey = tuple[CommunityReport, int, Hashable]
 _fitted: OrderedDict[_FittedKey, tuple[ReportBlock, int]] = OrderedDict()
 _fitted_lock = Lock()
+
+
+def _counter_identity(count_tokens: TokenCounter) -> Hashable:
+    """What a counter's counts depend on, without holding it: an embedder's bound method is
+    known by the embedder's model key (its tokenizer), so that the cache keeps no embedder (and
+    its model) alive after the run that made it; any other counter by itself."""
+    owner = getattr(count_tokens, "__self__", None)
+    model_key = getattr(owner, "key", None)
+    if isinstance(model_key, str):
+        return (model_key, getattr(count_tokens, "__name__", ""))
+    return count_tokens
 
 
 def _remember_fitted(key: _FittedKey, value: tuple[ReportBlock, int]) -> None:
@@ -70,7 +81,7 @@ def _fitted_block(
 ) -> tuple[ReportBlock, int]:
     """The report, dropping findings from the end and then halving the summary until it fits,
     with the block's token count."""
-    key = (report, budget, count_tokens)
+    key = (report, budget, _counter_identity(count_tokens))
     known = _fitted.get(key)
     if known is not None:
         return known
@@ -110,14 +121,15 @@ def _prefetch_fitted(
     """Count the whole blocks of the reports not fitted yet in one batch call: most fit as they
     are, and a batch call counts a level's reports several times faster than one call each
     (counting them one by one would be most of the first question's time over a level)."""
-    missing = [r for r in reports if (r, budget, count_tokens) not in _fitted]
+    counter = _counter_identity(count_tokens)
+    missing = [r for r in reports if (r, budget, counter) not in _fitted]
     if not missing:
         return
     texts = [_block_text(r, r.summary, r.findings) for r in missing]
     for report, text, tokens in zip(missing, texts, count_tokens_many(texts), strict=True):
         if tokens <= budget:
             block = ReportBlock(report, report.summary, report.findings, text)
-            _remember_fitted((report, budget, count_tokens), (block, tokens))
+            _remember_fitted((report, budget, counter), (block, tokens))
 
 
 def pack_batches(

@@ -568,3 +568,35 @@ def test_packing_with_a_batch_counter_counts_new_reports_in_one_call_and_packs_t
         reports, batch_token_budget=50, count_tokens=counting, count_tokens_many=counting_many
     )
     assert batch_calls == [len(reports)]  # known reports are not counted again
+
+
+def test_fitted_blocks_keep_no_embedder_alive_and_are_shared_by_its_model() -> None:
+    """The fitted-block cache knows an embedder's counter by its model key: a build's embedder
+    (and its model, some 160 MB) is freed after the build, and another embedder of the same
+    model finds the blocks already counted."""
+    import gc
+    import weakref
+
+    class Counter:
+        def __init__(self, key: str) -> None:
+            self.key, self.calls = key, 0
+
+        def count_tokens(self, text: str) -> int:
+            self.calls += 1
+            return len(text.split())
+
+    report = make_report("0-9", "Harbor surveys", "Surveys of the harbor, 1950.")
+    first = Counter("model-a:onnx:1")
+    pack_batches([report], batch_token_budget=500, count_tokens=first.count_tokens, seed=5)
+    counted = first.calls
+    assert counted > 0
+    gone = weakref.ref(first)
+    del first
+    gc.collect()
+    assert gone() is None
+    again = Counter("model-a:onnx:1")
+    pack_batches([report], batch_token_budget=500, count_tokens=again.count_tokens, seed=5)
+    assert again.calls < counted  # the block itself was not counted again
+    other = Counter("model-b:onnx:2")
+    pack_batches([report], batch_token_budget=500, count_tokens=other.count_tokens, seed=5)
+    assert other.calls == counted
