@@ -23,6 +23,9 @@ _INTERVAL = os.environ.get("NARA_KG_TEST_DAEMON_INTERVAL_S")
 
 
 class _SetIntervalOnLoad(importlib.abc.MetaPathFinder):
+    def __init__(self, interval_s: int) -> None:
+        self._interval_s = interval_s
+
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
         if fullname != _TARGET:
             return None
@@ -37,11 +40,11 @@ class _SetIntervalOnLoad(importlib.abc.MetaPathFinder):
             # Loud if Dagster renames it: the suite would silently wait 30 s per tick again.
             if not hasattr(module, "DEFAULT_DAEMON_INTERVAL_SECONDS"):
                 raise AttributeError(f"{_TARGET} has no DEFAULT_DAEMON_INTERVAL_SECONDS")
-            module.DEFAULT_DAEMON_INTERVAL_SECONDS = int(_INTERVAL or 30)  # type: ignore[attr-defined]
+            module.DEFAULT_DAEMON_INTERVAL_SECONDS = self._interval_s  # type: ignore[attr-defined]
 
         loader.exec_module = exec_and_set  # type: ignore[method-assign]
         return spec
 
 
 if _INTERVAL:
-    sys.meta_path.insert(0, _SetIntervalOnLoad())
+    sys.meta_path.insert(0, _SetIntervalOnLoad(int(_INTERVAL)))
