@@ -75,8 +75,9 @@ validate: $(STAMP)  ## dagster definitions validate
 	mkdir -p $(DAGSTER_HOME)
 	$(BIN)/dagster definitions validate -w workspace.yaml
 
-# The 30 slowest tests are printed (what CI's time goes to).
-PYTEST_ARGS ?= --durations=30 --durations-min=10
+# Two workers: the pure tests (tests/unit) run beside the graph tests, which one worker runs
+# in order (tests/conftest.py). The 30 slowest tests are printed (what CI's time goes to).
+PYTEST_ARGS ?= -n 2 --durations=30 --durations-min=10
 # Starts Neo4j only if it is not running, and stops it afterwards only if it started it.
 test: $(STAMP)  ## Run the whole test suite (starts the local Neo4j if needed, leaves nothing running)
 	@set -o pipefail; started=0; \
