@@ -1,9 +1,11 @@
 """Making the relationships of one type equal a desired set, by difference: over the whole
-type (`sync_edges`), or over the relationships of the records a change set names
-(`sync_scoped`)."""
+type at once (`sync_edges`) or a naId range of records at a time (`sync_by_record_ranges`), or
+over the relationships of the records a change set names (`sync_scoped`)."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -13,6 +15,7 @@ from nara_kg.build import sync_state
 from nara_kg.build.projection_changes import ends_of, mark_touched
 from nara_kg.graph import relationships as edge_cypher
 from nara_kg.graph.communities import COMMUNITY_RELATIONSHIPS
+from nara_kg.graph.relationships import RangeEnd
 from nara_kg.ingest.layout import WorkLayout
 from nara_kg.ingest.stages.changes import WriterPlan, plan_for, read_changes
 from nara_kg.model.edges import Edge
@@ -38,6 +41,7 @@ class SyncResult:
 
 #: The snapshot's columns: the chunkIds of both ends.
 _EDGE_COLUMNS = ("source", "target")
+_EDGE_SCHEMA = pa.schema([(name, pa.string()) for name in _EDGE_COLUMNS])
 
 
 def edge_set(driver: Driver, database: str, layout: WorkLayout, rel: str) -> sync_state.SyncedSet:
@@ -125,6 +129,70 @@ def sync_edges(
     return SyncResult(
         rel_type, len(desired), len(to_add), len(to_remove), existing_from, records_touched
     )
+
+
+@dataclass(frozen=True)
+class EdgeRange:
+    """The desired relationships, by type, at the records whose naId is above `after` and at
+    most `upto` (None: unbounded), and how many records those are."""
+
+    after: int | None
+    upto: int | None
+    desired: Mapping[str, set[Edge]]
+    records: int
+
+
+def sync_by_record_ranges(
+    driver: Driver,
+    database: str,
+    generations: Mapping[str, str | None],
+    ranges: Iterable[EdgeRange],
+    layout: WorkLayout,
+    *,
+    end: RangeEnd,
+) -> list[SyncResult]:
+    """:func:`sync_edges` for the types `generations` names (each with the change set its
+    write will equal), for types whose relationships are each decided by the record at one
+    `end` (where a `Next` starts; the child of an `Includes`, the citing record of an
+    authority type, where they end): one naId range of
+    those records at a time, so that neither the desired nor the current set is held whole.
+    The ranges must follow one another and cover every naId: each of the graph's
+    relationships of these types is then read back, and compared, once. The desired sets
+    stream into the types' snapshots."""
+    rel_types = [checked_relationship(rel) for rel in generations]
+    synced = {rel: edge_set(driver, database, layout, rel) for rel in rel_types}
+    #: Relationships desired, added and removed, by type.
+    totals = {rel: (0, 0, 0) for rel in rel_types}
+    records = 0
+    for one in synced.values():
+        one.begin()
+    with contextlib.ExitStack() as stack:
+        snapshots = {
+            rel: stack.enter_context(synced[rel].snapshot_writer(_EDGE_SCHEMA)) for rel in rel_types
+        }
+        for edge_range in ranges:
+            records += edge_range.records
+            for rel in rel_types:
+                desired = edge_range.desired.get(rel, set())
+                current = edge_cypher.edges_at_record_range(
+                    driver, database, rel, edge_range.after, edge_range.upto, end=end
+                )
+                to_add, to_remove = sorted(desired - current), sorted(current - desired)
+                _write(driver, database, layout, rel, to_add, to_remove)
+                for source, target in sorted(desired):
+                    snapshots[rel].add(source, target)
+                wanted, added, removed = totals[rel]
+                totals[rel] = (
+                    wanted + len(desired),
+                    added + len(to_add),
+                    removed + len(to_remove),
+                )
+    for rel in rel_types:
+        synced[rel].commit_snapshot(snapshots[rel], generations[rel])
+    return [
+        SyncResult(rel, *totals[rel], existing_from="graph", records_touched=records)
+        for rel in rel_types
+    ]
 
 
 def sync_scoped(

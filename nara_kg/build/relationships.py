@@ -7,22 +7,32 @@ record index (:mod:`nara_kg.ingest.stages.record_index`): Next, the changed reco
 Includes, the changed records, their children and the members of any ancestor cycle a changed
 parent link reaches; the authority types, the changed records and the records citing a record
 that was added or removed, one of its organization-name aliases, or an alias that moved.
-Otherwise (the first build, the full rebuild, a state the graph no longer holds) each is
-computed from every record link and compared whole (against the last complete write while the
-graph still holds it, :mod:`nara_kg.build.sync_state`; the full rebuild reads the graph back).
+Otherwise (the first build, the full rebuild, a state the graph no longer holds) each type is
+compared whole. When the record index holds the whole selection (it confirms the change set),
+that is a naId range of records at a time (:func:`record_ranges`): the index's rows in naId
+order, each range's desired relationships against those the graph holds at that range's records
+(where a Next starts; where an Includes or authority relationship ends, the child or citing
+record), so that no set is held whole; the ancestor cycles Includes breaks are found in the index
+first (:meth:`RecordIndex.cycle_links`). When it does not (a selection made before its files
+were chunked, a damaged index), the whole sets are computed from every record link and compared
+against the last complete write while the graph still holds it
+(:mod:`nara_kg.build.sync_state`; the full rebuild reads the graph back).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import dataclasses
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from neo4j import Driver
 
 from nara_kg.build.edge_sync import (
+    EdgeRange,
     SyncResult,
     already_applied,
     edge_set,
     plan_edges,
+    sync_by_record_ranges,
     sync_edges,
     sync_scoped,
 )
@@ -35,6 +45,10 @@ from nara_kg.ingest.stages.record_selection import read_aliases
 from nara_kg.model import edges as edge_rules
 from nara_kg.model.edges import Edge, RecordLinks
 from nara_kg.model.schema import AUTHORITY_RELATIONSHIPS, Rel, chunk_id
+
+#: Records per naId range when a relationship type is compared whole (:func:`record_ranges`),
+#: read back and written a range at a time.
+RECORDS_PER_RANGE = 20_000
 
 #: Longest parent chain walked up from one record before it is taken for a root (a deeper
 #: hierarchy than any archive has; it bounds the walk on damaged input).
@@ -80,17 +94,54 @@ def sync_next(
         return sync_scoped(
             driver, database, synced, desired, current, plan.changes.generation, len(ids)
         )
-    links = record_links(layout)
-    return sync_edges(
-        driver,
-        database,
-        Rel.NEXT,
-        desired_next(links),
-        layout,
-        trust_snapshot=trust_snapshot,
-        generation=plan.generation,
-        records_touched=len(links),
-    )
+    if plan.changes is None:
+        links = record_links(layout)
+        return sync_edges(
+            driver,
+            database,
+            Rel.NEXT,
+            desired_next(links),
+            layout,
+            trust_snapshot=trust_snapshot,
+            generation=plan.generation,
+            records_touched=len(links),
+        )
+    with RecordIndex(layout.record_index) as index:
+        (result,) = sync_by_record_ranges(
+            driver,
+            database,
+            {Rel.NEXT: plan.generation},
+            record_ranges(index, next_by_type),
+            layout,
+            end="source",
+        )
+    return result
+
+
+def next_by_type(index: RecordIndex, batch: list[IndexedRecord]) -> dict[str, set[Edge]]:
+    """The `Next` relationships of a range of records."""
+    return {str(Rel.NEXT): edge_rules.next_edges(_links(batch))}
+
+
+def record_ranges(
+    index: RecordIndex,
+    desired: Callable[[RecordIndex, list[IndexedRecord]], Mapping[str, set[Edge]]],
+    size: int = RECORDS_PER_RANGE,
+) -> Iterator[EdgeRange]:
+    """The relationships `desired` gives for every chosen record, `size` records at a time in
+    naId order. The first range is open below and the last above, so that together they
+    cover every naId: a record the index no longer holds loses its relationships."""
+    after: int | None = None
+    pending: EdgeRange | None = None
+    for batch in index.batches(size):
+        if pending is not None:
+            yield pending
+            after = pending.upto
+        pending = EdgeRange(after, batch[-1].na_id, desired(index, batch), len(batch))
+    if pending is None:
+        yield EdgeRange(None, None, {}, 0)  # no record chosen: no relationship stays
+    else:
+        yield dataclasses.replace(pending, upto=None)
 
 
 class _Parents:
@@ -205,19 +256,51 @@ def sync_includes(
             driver, database, synced, desired, current, plan.changes.generation, len(scope)
         )
         return result, cycles
-    links = record_links(layout)
-    whole, cycles = desired_includes(links)
-    synced_result = sync_edges(
-        driver,
-        database,
-        Rel.INCLUDES,
-        whole,
-        layout,
-        trust_snapshot=trust_snapshot,
-        generation=plan.generation,
-        records_touched=len(links),
-    )
-    return synced_result, cycles
+    if plan.changes is None:
+        links = record_links(layout)
+        whole, cycles = desired_includes(links)
+        synced_result = sync_edges(
+            driver,
+            database,
+            Rel.INCLUDES,
+            whole,
+            layout,
+            trust_snapshot=trust_snapshot,
+            generation=plan.generation,
+            records_touched=len(links),
+        )
+        return synced_result, cycles
+    with RecordIndex(layout.record_index) as index:
+        cycles = edge_rules.ancestor_cycles(index.cycle_links())
+        (result,) = sync_by_record_ranges(
+            driver,
+            database,
+            {Rel.INCLUDES: plan.generation},
+            record_ranges(index, includes_by_type({cycle[0] for cycle in cycles})),
+            layout,
+            end="target",
+        )
+    return result, cycles
+
+
+def includes_by_type(
+    losers: set[int],
+) -> Callable[[RecordIndex, list[IndexedRecord]], dict[str, set[Edge]]]:
+    """The `Includes` relationships of a range of child records, given the records that lose
+    their parent link to break an ancestor cycle (as :func:`nara_kg.model.edges.includes_edges`)."""
+
+    def by_type(index: RecordIndex, batch: list[IndexedRecord]) -> dict[str, set[Edge]]:
+        linked = [r for r in batch if r.parent is not None and r.parent != r.na_id]
+        present = index.present(r.parent for r in linked if r.parent is not None)
+        return {
+            str(Rel.INCLUDES): {
+                (chunk_id(r.parent, 0), chunk_id(r.na_id, 0))
+                for r in linked
+                if r.parent in present and r.parent is not None and r.na_id not in losers
+            }
+        }
+
+    return by_type
 
 
 def authority_scope(index: RecordIndex, changes: ChangeSet) -> dict[int, IndexedRecord]:
@@ -246,7 +329,10 @@ def scoped_authority_edges(
 def sync_authorities(
     driver: Driver, database: str, layout: WorkLayout, *, trust_snapshot: bool = True
 ) -> list[SyncResult]:
-    results: list[SyncResult] = []
+    results: dict[str, SyncResult] = {}
+    # The types compared whole, with the change set each write will equal: they are compared
+    # together, a range of citing records at a time (when the record index holds the selection).
+    whole: dict[str, str | None] = {}
     # Worked out once for all eleven types, and only when a type needs it.
     scoped: tuple[dict[int, IndexedRecord], dict[Rel, set[Edge]]] | None = None
     every: tuple[int, dict[Rel, set[Edge]]] | None = None
@@ -254,7 +340,7 @@ def sync_authorities(
         synced = edge_set(driver, database, layout, rel)
         plan = plan_edges(synced, layout, full=not trust_snapshot)
         if plan.mode == "done":
-            results.append(already_applied(rel))
+            results[rel] = already_applied(rel)
             continue
         if plan.mode == "changes" and plan.changes is not None:
             if scoped is None:
@@ -264,17 +350,15 @@ def sync_authorities(
             scope, desired = scoped[0], scoped[1][rel]
             targets = sorted(chunk_id(n, 0) for n in scope)
             current = edge_cypher.edges_into(driver, database, rel, targets) if targets else set()
-            results.append(
-                sync_scoped(
-                    driver, database, synced, desired, current, plan.changes.generation, len(scope)
-                )
+            results[rel] = sync_scoped(
+                driver, database, synced, desired, current, plan.changes.generation, len(scope)
             )
             continue
-        if every is None:
-            links = record_links(layout)
-            every = (len(links), desired_authorities(links, layout))
-        results.append(
-            sync_edges(
+        if plan.changes is None:
+            if every is None:
+                links = record_links(layout)
+                every = (len(links), desired_authorities(links, layout))
+            results[rel] = sync_edges(
                 driver,
                 database,
                 rel,
@@ -284,5 +368,23 @@ def sync_authorities(
                 generation=plan.generation,
                 records_touched=every[0],
             )
-        )
-    return results
+            continue
+        whole[rel] = plan.generation
+    if whole:
+        with RecordIndex(layout.record_index) as index:
+            compared = sync_by_record_ranges(
+                driver,
+                database,
+                whole,
+                record_ranges(index, authorities_by_type),
+                layout,
+                end="target",
+            )
+        results.update((result.relationship, result) for result in compared)
+    return [results[rel] for rel in AUTHORITY_RELATIONSHIPS]
+
+
+def authorities_by_type(index: RecordIndex, batch: list[IndexedRecord]) -> dict[str, set[Edge]]:
+    """The authority relationships of a range of citing records, by type."""
+    by_type = scoped_authority_edges(index, {record.na_id: record for record in batch})
+    return {str(rel): edges for rel, edges in by_type.items()}

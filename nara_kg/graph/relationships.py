@@ -4,6 +4,7 @@ merged and deleted by chunkId pairs, counted from the count store."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 from neo4j import Driver
 
@@ -46,6 +47,39 @@ def edges_from_records(driver: Driver, database: str, rel: str, na_ids: Sequence
         f"UNWIND $ids AS id MATCH (a:{Label.CHUNK} {{{Prop.NA_ID}: id}})-[:{rel_type}]->"
         f"(b:{Label.CHUNK}) RETURN a.{Prop.CHUNK_ID} AS a, b.{Prop.CHUNK_ID} AS b",
         ids=list(na_ids),
+        database_=database,
+        routing_="r",
+    )
+    return {(r["a"], r["b"]) for r in records}
+
+
+#: Which end of a relationship names the record a range is of (:func:`edges_at_record_range`).
+RangeEnd = Literal["source", "target"]
+
+
+def edges_at_record_range(
+    driver: Driver,
+    database: str,
+    rel: str,
+    after: int | None,
+    upto: int | None,
+    *,
+    end: RangeEnd,
+) -> set[Edge]:
+    """The `rel` relationships whose `end` is a chunk of a record with a naId above `after`
+    and at most `upto` (None: unbounded), by a range seek on the naId index."""
+    rel_type = checked_relationship(rel)
+    node = {"source": "a", "target": "b"}[end]
+    bounds = [
+        *([f"{node}.{Prop.NA_ID} > $after"] if after is not None else []),
+        *([f"{node}.{Prop.NA_ID} <= $upto"] if upto is not None else []),
+    ]
+    where = f"WHERE {' AND '.join(bounds)} " if bounds else ""
+    records, _, _ = driver.execute_query(
+        f"MATCH (a:{Label.CHUNK})-[:{rel_type}]->(b:{Label.CHUNK}) {where}"
+        f"RETURN a.{Prop.CHUNK_ID} AS a, b.{Prop.CHUNK_ID} AS b",
+        after=after,
+        upto=upto,
         database_=database,
         routing_="r",
     )

@@ -131,10 +131,15 @@ class RecordIndex(SqliteStore):
             [(r.na_id, rel, target) for r in records for rel, target in r.references],
         )
 
-    def _rows(self, where: str, params: Sequence[object]) -> list[IndexedRecord]:
+    def _rows(
+        self, condition: str, params: Sequence[object], *, where: bool = True
+    ) -> list[IndexedRecord]:
+        """The records `condition` selects (a WHERE clause, or with `where` False what may
+        follow the table's name: an ORDER BY, a LIMIT)."""
         rows = self.db.execute(
             "SELECT na_id, file_id, row, digest, node_type, chunk_count, parent FROM records "
-            f"WHERE {where}",
+            + ("WHERE " if where else "")
+            + condition,
             params,
         ).fetchall()
         refs: dict[int, list[tuple[str, int]]] = {}
@@ -159,6 +164,21 @@ class RecordIndex(SqliteStore):
             for na_id, file_id, row, digest, node_type, chunk_count, parent in rows
         ]
 
+    def batches(self, size: int = KEYS_PER_QUERY) -> Iterator[list[IndexedRecord]]:
+        """Every chosen record with its references, in naId order, `size` records at a time:
+        a walk over the whole index that never holds it."""
+        after: int | None = None
+        while True:
+            batch = self._rows(
+                ("" if after is None else "na_id > ? ") + "ORDER BY na_id LIMIT ?",
+                (size,) if after is None else (after, size),
+                where=after is not None,
+            )
+            if not batch:
+                return
+            yield batch
+            after = batch[-1].na_id
+
     def records_of_file(self, file_id: str) -> list[IndexedRecord]:
         return self._rows("file_id = ?", (file_id,))
 
@@ -174,6 +194,45 @@ class RecordIndex(SqliteStore):
             for record in self._rows(f"na_id IN ({','.join('?' * len(batch))})", batch):
                 found[record.na_id] = record
         return found
+
+    def present(self, na_ids: Iterable[int]) -> set[int]:
+        """Which of `na_ids` are chosen records."""
+        found: set[int] = set()
+        for batch in _chunks(sorted(set(na_ids))):
+            marks = ",".join("?" * len(batch))
+            found.update(
+                row[0]
+                for row in self.db.execute(
+                    f"SELECT na_id FROM records WHERE na_id IN ({marks})", batch
+                )
+            )
+        return found
+
+    def cycle_links(self) -> dict[int, int]:
+        """child -> parent of the records on an ancestor cycle, and only those: of the parent
+        links between chosen records (a self-parent is no link), those left once records that
+        no link names as parent are taken away, again and again. Each record has one parent, so
+        what is left is the cycles (a few records), while the work stays in SQLite, whatever
+        the number of records."""
+        db = self.db
+        db.execute("DROP TABLE IF EXISTS temp.cycle_links")
+        db.execute(
+            "CREATE TEMP TABLE cycle_links AS SELECT child.na_id AS na_id, child.parent AS parent "
+            "FROM records AS child JOIN records AS up ON up.na_id = child.parent "
+            "WHERE child.parent <> child.na_id"
+        )
+        db.execute("CREATE INDEX temp.cycle_links_by_parent ON cycle_links (parent)")
+        try:
+            while db.execute(
+                "DELETE FROM temp.cycle_links WHERE NOT EXISTS "
+                "(SELECT 1 FROM temp.cycle_links AS below WHERE below.parent = cycle_links.na_id)"
+            ).rowcount:
+                pass
+            return {
+                int(a): int(b) for a, b in db.execute("SELECT na_id, parent FROM temp.cycle_links")
+            }
+        finally:
+            db.execute("DROP TABLE temp.cycle_links")
 
     def children(self, parents: Iterable[int]) -> set[int]:
         """The chosen records whose parent is one of `parents`."""
