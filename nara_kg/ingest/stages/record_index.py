@@ -195,18 +195,18 @@ class RecordIndex(SqliteStore):
                 found[record.na_id] = record
         return found
 
+    def _first_column(self, query: str, keys: Iterable[int]) -> set[int]:
+        """The first column of `query` over every key: its `{marks}` are a batch's
+        placeholders."""
+        found: set[int] = set()
+        for batch in _chunks(sorted(set(keys))):
+            marks = ",".join("?" * len(batch))
+            found.update(row[0] for row in self.db.execute(query.format(marks=marks), batch))
+        return found
+
     def present(self, na_ids: Iterable[int]) -> set[int]:
         """Which of `na_ids` are chosen records."""
-        found: set[int] = set()
-        for batch in _chunks(sorted(set(na_ids))):
-            marks = ",".join("?" * len(batch))
-            found.update(
-                row[0]
-                for row in self.db.execute(
-                    f"SELECT na_id FROM records WHERE na_id IN ({marks})", batch
-                )
-            )
-        return found
+        return self._first_column("SELECT na_id FROM records WHERE na_id IN ({marks})", na_ids)
 
     def cycle_links(self) -> dict[int, int]:
         """child -> parent of the records on an ancestor cycle, and only those: of the parent
@@ -236,29 +236,13 @@ class RecordIndex(SqliteStore):
 
     def children(self, parents: Iterable[int]) -> set[int]:
         """The chosen records whose parent is one of `parents`."""
-        found: set[int] = set()
-        for batch in _chunks(sorted(set(parents))):
-            marks = ",".join("?" * len(batch))
-            found.update(
-                row[0]
-                for row in self.db.execute(
-                    f"SELECT na_id FROM records WHERE parent IN ({marks})", batch
-                )
-            )
-        return found
+        return self._first_column("SELECT na_id FROM records WHERE parent IN ({marks})", parents)
 
     def citing(self, targets: Iterable[int]) -> set[int]:
         """The chosen records holding a reference to one of `targets`."""
-        found: set[int] = set()
-        for batch in _chunks(sorted(set(targets))):
-            marks = ",".join("?" * len(batch))
-            found.update(
-                row[0]
-                for row in self.db.execute(
-                    f"SELECT DISTINCT na_id FROM refs WHERE target IN ({marks})", batch
-                )
-            )
-        return found
+        return self._first_column(
+            "SELECT DISTINCT na_id FROM refs WHERE target IN ({marks})", targets
+        )
 
     # -------------------------------------------------------------------------- aliases
     def aliases(self, alias_ids: Iterable[int]) -> dict[int, int]:
@@ -273,16 +257,9 @@ class RecordIndex(SqliteStore):
 
     def aliases_of(self, organizations: Iterable[int]) -> set[int]:
         """The alias naIds that resolve to one of `organizations`."""
-        found: set[int] = set()
-        for batch in _chunks(sorted(set(organizations))):
-            marks = ",".join("?" * len(batch))
-            found.update(
-                row[0]
-                for row in self.db.execute(
-                    f"SELECT alias FROM aliases WHERE na_id IN ({marks})", batch
-                )
-            )
-        return found
+        return self._first_column(
+            "SELECT alias FROM aliases WHERE na_id IN ({marks})", organizations
+        )
 
     def replace_aliases(self, aliases: Iterable[tuple[int, int]]) -> list[int]:
         """Make the alias table equal `aliases`; returns the aliases added, removed or moved."""
