@@ -16,7 +16,7 @@ from nara_kg.build.relationships import (
     next_by_type,
     record_ranges,
 )
-from nara_kg.graph.relationships import existing_edges
+from nara_kg.graph.relationships import RangeEnd, existing_edges
 from nara_kg.ingest.layout import WorkLayout
 from nara_kg.ingest.stages.record_index import IndexedRecord, RecordIndex
 from nara_kg.model.schema import Label, Prop, Rel, chunk_id
@@ -50,31 +50,48 @@ def _relate(driver: Any, rel: Rel, edges: list[tuple[str, str]]) -> None:
     )
 
 
-def test_ranges_make_the_graph_equal_the_desired_set(neo4j_driver: Any, tmp_path: Path) -> None:
-    wipe(neo4j_driver)
-    _chunks(neo4j_driver, {**CHOSEN, **GONE})
-    # One right, one wrong (it skips a chunk), and the relationship of a record not chosen.
-    _relate(neo4j_driver, Rel.NEXT, [("101-0", "101-1"), ("101-0", "101-2"), ("999-0", "999-1")])
+def _graph_and_index(
+    driver: Any, tmp_path: Path, references: dict[int, tuple[tuple[str, int], ...]]
+) -> WorkLayout:
+    """The chunks of CHOSEN and GONE in an emptied graph, and an index of CHOSEN alone."""
+    wipe(driver)
+    _chunks(driver, {**CHOSEN, **GONE})
     layout = WorkLayout(tmp_path)
     layout.record_index.parent.mkdir(parents=True, exist_ok=True)
+    with RecordIndex(layout.record_index) as index:
+        index.put(
+            [
+                IndexedRecord(n, "f", n, "d", "item", count, None, references.get(n, ()))
+                for n, count in CHOSEN.items()
+            ]
+        )
+    return layout
+
+
+def _sync(
+    driver: Any, layout: WorkLayout, types: list[Rel], desired: Any, end: RangeEnd
+) -> list[Any]:
+    with RecordIndex(layout.record_index) as index:
+        return sync_by_record_ranges(
+            driver,
+            "neo4j",
+            {rel: "g" for rel in types},
+            record_ranges(index, desired, size=2),
+            layout,
+            end=end,
+        )
+
+
+def test_ranges_make_the_graph_equal_the_desired_set(neo4j_driver: Any, tmp_path: Path) -> None:
+    layout = _graph_and_index(neo4j_driver, tmp_path, {})
+    # One right, one wrong (it skips a chunk), and the relationship of a record not chosen.
+    _relate(neo4j_driver, Rel.NEXT, [("101-0", "101-1"), ("101-0", "101-2"), ("999-0", "999-1")])
     desired = {("101-0", "101-1"), ("101-1", "101-2"), ("102-0", "102-1"), ("203-0", "203-1")}
 
     def sync() -> Any:
-        with RecordIndex(layout.record_index) as index:
-            (result,) = sync_by_record_ranges(
-                neo4j_driver,
-                "neo4j",
-                {Rel.NEXT: "g"},
-                record_ranges(index, next_by_type, size=2),
-                layout,
-                end="source",
-            )
-            return result
+        (result,) = _sync(neo4j_driver, layout, [Rel.NEXT], next_by_type, "source")
+        return result
 
-    with RecordIndex(layout.record_index) as index:
-        index.put(
-            [IndexedRecord(n, "f", n, "d", "item", count, None) for n, count in CHOSEN.items()]
-        )
     first = sync()
     assert existing_edges(neo4j_driver, "neo4j", Rel.NEXT) == desired
     assert (first.desired, first.added, first.removed, first.records_touched) == (4, 3, 2, 4)
@@ -89,33 +106,17 @@ def test_ranges_make_the_graph_equal_the_desired_set(neo4j_driver: Any, tmp_path
 
 
 def test_authority_ranges_are_of_the_citing_records(neo4j_driver: Any, tmp_path: Path) -> None:
-    wipe(neo4j_driver)
-    _chunks(neo4j_driver, {**CHOSEN, **GONE})
     # 102 and 203 cite 101 as their creator; 150 cites it as a subject. In the graph: 102's
     # right, 150's missing, a creator relationship 203 no longer holds (into 150), and one
     # into 999, which is not chosen.
-    _relate(neo4j_driver, Rel.CREATOR, [("101-0", "102-0"), ("101-0", "150-0"), ("101-0", "999-0")])
-    layout = WorkLayout(tmp_path)
-    layout.record_index.parent.mkdir(parents=True, exist_ok=True)
     references = {102: (("creator", 101),), 203: (("creator", 101),), 150: (("subject", 101),)}
-    with RecordIndex(layout.record_index) as index:
-        index.put(
-            [
-                IndexedRecord(n, "f", n, "d", "item", count, None, references.get(n, ()))
-                for n, count in CHOSEN.items()
-            ]
-        )
+    layout = _graph_and_index(neo4j_driver, tmp_path, references)
+    _relate(neo4j_driver, Rel.CREATOR, [("101-0", "102-0"), ("101-0", "150-0"), ("101-0", "999-0")])
 
     def sync() -> list[Any]:
-        with RecordIndex(layout.record_index) as index:
-            return sync_by_record_ranges(
-                neo4j_driver,
-                "neo4j",
-                {Rel.CREATOR: "g", Rel.SUBJECT: "g"},
-                record_ranges(index, authorities_by_type, size=2),
-                layout,
-                end="target",
-            )
+        return _sync(
+            neo4j_driver, layout, [Rel.CREATOR, Rel.SUBJECT], authorities_by_type, "target"
+        )
 
     creator, subject = sync()
     assert existing_edges(neo4j_driver, "neo4j", Rel.CREATOR) == {
