@@ -172,11 +172,12 @@ def sync_by_record_ranges(
         }
         for edge_range in ranges:
             records += edge_range.records
+            current_by_type = edge_cypher.edges_at_record_range(
+                driver, database, rel_types, edge_range.after, edge_range.upto, end=end
+            )
             for rel in rel_types:
                 desired = edge_range.desired.get(rel, set())
-                current = edge_cypher.edges_at_record_range(
-                    driver, database, rel, edge_range.after, edge_range.upto, end=end
-                )
+                current = current_by_type[rel]
                 to_add, to_remove = sorted(desired - current), sorted(current - desired)
                 _write(driver, database, layout, rel, to_add, to_remove)
                 for source, target in sorted(desired):

@@ -60,15 +60,16 @@ RangeEnd = Literal["source", "target"]
 def edges_at_record_range(
     driver: Driver,
     database: str,
-    rel: str,
+    rels: Sequence[str],
     after: int | None,
     upto: int | None,
     *,
     end: RangeEnd,
-) -> set[Edge]:
-    """The `rel` relationships whose `end` is a chunk of a record with a naId above `after`
-    and at most `upto` (None: unbounded), by a range seek on the naId index."""
-    rel_type = checked_relationship(rel)
+) -> dict[str, set[Edge]]:
+    """The relationships of the types `rels` whose `end` is a chunk of a record with a naId
+    above `after` and at most `upto` (None: unbounded), by type: one range seek on the naId
+    index for all the types, so that a range costs one query however many types it compares."""
+    rel_types = [checked_relationship(rel) for rel in rels]
     node = {"source": "a", "target": "b"}[end]
     bounds = [
         *([f"{node}.{Prop.NA_ID} > $after"] if after is not None else []),
@@ -76,14 +77,17 @@ def edges_at_record_range(
     ]
     where = f"WHERE {' AND '.join(bounds)} " if bounds else ""
     records, _, _ = driver.execute_query(
-        f"MATCH (a:{Label.CHUNK})-[:{rel_type}]->(b:{Label.CHUNK}) {where}"
-        f"RETURN a.{Prop.CHUNK_ID} AS a, b.{Prop.CHUNK_ID} AS b",
+        f"MATCH (a:{Label.CHUNK})-[r:{'|'.join(rel_types)}]->(b:{Label.CHUNK}) {where}"
+        f"RETURN type(r) AS rel, a.{Prop.CHUNK_ID} AS a, b.{Prop.CHUNK_ID} AS b",
         after=after,
         upto=upto,
         database_=database,
         routing_="r",
     )
-    return {(r["a"], r["b"]) for r in records}
+    by_type: dict[str, set[Edge]] = {rel: set() for rel in rel_types}
+    for record in records:
+        by_type[record["rel"]].add((record["a"], record["b"]))
+    return by_type
 
 
 def merge_edges(driver: Driver, database: str, rel: str, edges: Sequence[Edge]) -> int:

@@ -1,7 +1,8 @@
 """Relationships compared whole a naId range of records at a time, against the real graph:
 the graph ends equal to the desired set (a wrong relationship, and those of a record no longer
 chosen, are removed), the snapshot holds that set, and a second comparison changes nothing;
-an authority type, whose ranges are of the citing records, the same."""
+authority types, whose ranges are of the citing records, the same, read back with one query a
+range for all the types compared and leaving the types not compared alone."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from nara_kg.build import edge_sync
 from nara_kg.build.edge_sync import edge_set, sync_by_record_ranges
 from nara_kg.build.relationships import (
     authorities_by_type,
@@ -105,13 +107,25 @@ def test_ranges_make_the_graph_equal_the_desired_set(neo4j_driver: Any, tmp_path
     assert existing_edges(neo4j_driver, "neo4j", Rel.NEXT) == desired
 
 
-def test_authority_ranges_are_of_the_citing_records(neo4j_driver: Any, tmp_path: Path) -> None:
+def test_authority_ranges_are_of_the_citing_records(
+    neo4j_driver: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # 102 and 203 cite 101 as their creator; 150 cites it as a subject. In the graph: 102's
     # right, 150's missing, a creator relationship 203 no longer holds (into 150), and one
     # into 999, which is not chosen.
     references = {102: (("creator", 101),), 203: (("creator", 101),), 150: (("subject", 101),)}
     layout = _graph_and_index(neo4j_driver, tmp_path, references)
     _relate(neo4j_driver, Rel.CREATOR, [("101-0", "102-0"), ("101-0", "150-0"), ("101-0", "999-0")])
+    # A type not compared, ending at a record of a range: not read, not removed.
+    _relate(neo4j_driver, Rel.NEXT, [("101-0", "102-0")])
+    reads: list[tuple[int | None, int | None]] = []
+    read_range = edge_sync.edge_cypher.edges_at_record_range
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        reads.append((args[3], args[4]))
+        return read_range(*args, **kwargs)
+
+    monkeypatch.setattr(edge_sync.edge_cypher, "edges_at_record_range", counted)
 
     def sync() -> list[Any]:
         return _sync(
@@ -125,4 +139,7 @@ def test_authority_ranges_are_of_the_citing_records(neo4j_driver: Any, tmp_path:
     }
     assert existing_edges(neo4j_driver, "neo4j", Rel.SUBJECT) == {("101-0", "150-0")}
     assert (creator.added, creator.removed, subject.added, subject.removed) == (1, 2, 1, 0)
+    assert existing_edges(neo4j_driver, "neo4j", Rel.NEXT) == {("101-0", "102-0")}
+    # Four records by twos: two ranges, each read once for both types.
+    assert reads == [(None, 102), (102, None)]
     assert all((r.added, r.removed) == (0, 0) for r in sync())
