@@ -181,7 +181,9 @@ def detect_communities(
         return result
 
     previous_hashes = {str(cid): digest for cid, digest in before["communities"]}
-    leiden = community_cypher.run_leiden(gds, seeded=seed and not force and bool(previous_hashes))
+    leiden = community_cypher.run_leiden(
+        gds, driver, database, seeded=seed and not force and bool(previous_hashes)
+    )
     hierarchy = build_hierarchy(canonical_assignments(leiden.assignments))
     member_hashes = {
         c.id: hashlib.sha256(",".join(map(str, c.members)).encode()).hexdigest()[:16]
@@ -204,7 +206,7 @@ def detect_communities(
         content_digest=digests.content,
         communities_changed=changed_communities(previous_hashes, member_hashes),
         report_records_changed=report_records_changed,
-        records_touched=len(leiden.assignments),
+        records_touched=len(leiden.assignments.na_ids),
         records_streamed=stream.records_streamed,
         whole_stream_because=stream.whole_because,
     )

@@ -8,10 +8,11 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
+import numpy as np
 from neo4j import Driver
 
 from nara_kg.graph.batches import read_all, write_batches, write_one
-from nara_kg.model.community_hierarchy import Hierarchy
+from nara_kg.model.community_hierarchy import NO_COMMUNITY, Assignments, Hierarchy
 
 if TYPE_CHECKING:  # the client loads pandas: `nara-kg ask` reads reports without it
     from graphdatascience import GraphDataScience
@@ -153,11 +154,28 @@ MATCH (c:{Label.COMMUNITY}) WHERE NOT c.{CommunityProp.ID} IN $ids
 DETACH DELETE c
 """
 
-EXISTING_MEMBERSHIP = f"""
-MATCH (m)-[:{Rel.IN_COMMUNITY}]->(c:{Label.COMMUNITY})
-RETURN coalesce(m.{Prop.CHUNK_ID}, 'community:' + m.{CommunityProp.ID}) AS member,
-       c.{CommunityProp.ID} AS community
+#: The parent links between communities, as (member, community) rows of REMOVE_MEMBERSHIP.
+EXISTING_PARENT_LINKS = f"""
+MATCH (m:{Label.COMMUNITY})-[:{Rel.IN_COMMUNITY}]->(c:{Label.COMMUNITY})
+RETURN 'community:' + m.{CommunityProp.ID} AS member, c.{CommunityProp.ID} AS community
 """
+
+#: The memberships of the chunks of the records with naIds in ($after, $upto], by a range seek
+#: on the naId index.
+MEMBERSHIPS_OF_RANGE = f"""
+MATCH (m:{Label.CHUNK})-[:{Rel.IN_COMMUNITY}]->(c:{Label.COMMUNITY})
+WHERE m.{Prop.NA_ID} > $after AND m.{Prop.NA_ID} <= $upto
+RETURN m.{Prop.CHUNK_ID} AS member, c.{CommunityProp.ID} AS community
+"""
+
+#: Members compared at a time: the desired and current memberships of one range are held, never
+#: all of them (at 10^6 records, two sets of a million pairs of strings).
+MEMBERS_PER_RANGE = 50_000
+
+#: Bounds below and above every naId, for the first and the last range.
+_BELOW_ALL_NA_IDS: Final = -1
+_ABOVE_ALL_NA_IDS: Final = 2**63 - 1
+
 
 ADD_MEMBERS = f"""
 UNWIND $rows AS row
@@ -189,13 +207,12 @@ COMMUNITY_SCHEMA = (
 #: The in-memory property Leiden writes each node's community ids into, finest level first.
 _LEIDEN_LEVELS: Final = "leidenLevels"
 
-#: Each projected node's naId (carried as a property: GDS numbers nodes by the store's ids),
-#: Leiden levels and undirected degree, in one pass.
+#: Each projected node's naId (carried as a property: GDS numbers nodes by the store's ids)
+#: and Leiden levels, in one pass over the projection's nodes.
 LEIDEN_ASSIGNMENTS = f"""
-CALL gds.degree.stream($graph_name) YIELD nodeId, score
+CALL gds.degree.stream($graph_name) YIELD nodeId
 RETURN gds.util.nodeProperty($graph_name, nodeId, 'naId') AS naId,
-       gds.util.nodeProperty($graph_name, nodeId, '{_LEIDEN_LEVELS}') AS levels,
-       score AS degree
+       gds.util.nodeProperty($graph_name, nodeId, '{_LEIDEN_LEVELS}') AS levels
 """
 
 
@@ -203,10 +220,8 @@ RETURN gds.util.nodeProperty($graph_name, nodeId, 'naId') AS naId,
 class LeidenResult:
     nodes: int
     relationships: int
-    #: (naId, intermediateCommunityIds) per node; index 0 = finest level.
-    assignments: list[tuple[int, list[int]]]
-    #: naId -> degree in the projection (undirected).
-    degrees: dict[int, int]
+    #: Each node's intermediateCommunityIds; index 0 = finest level.
+    assignments: Assignments
     ran_levels: int
     modularities: list[float]
     #: Whether Leiden started from the last run's communities.
@@ -416,7 +431,9 @@ def projection_exists(gds: GraphDataScience) -> bool:
 _SEED_ALREADY_OPTIMAL = "dendrogramManager"
 
 
-def run_leiden(gds: GraphDataScience, *, seeded: bool = False) -> LeidenResult:
+def run_leiden(
+    gds: GraphDataScience, driver: Driver, database: str, *, seeded: bool = False
+) -> LeidenResult:
     """Project (by the traversal), cluster and drop the projection again, also when anything
     fails. `seeded`: start from the last run's level-0 communities (SEED_PROPERTY), so that
     regions the change did not reach keep them; when GDS finds the seed already optimal it
@@ -428,10 +445,9 @@ def run_leiden(gds: GraphDataScience, *, seeded: bool = False) -> LeidenResult:
     try:
         if relationship_count == 0:
             # Leiden needs edges; with none every record is its own singleton community.
-            return LeidenResult(node_count, 0, [], {}, 0, [])
-        # Leiden runs once, into the projection, and one query reads its levels, the naIds and
-        # the degrees back: streaming each (and running `stats` for the levels) cost three
-        # times as much, most of it turning rows into data frames.
+            return LeidenResult(node_count, 0, Assignments.of([]), 0, [])
+        # Leiden runs once, into the projection, and one query reads its levels and the naIds
+        # back, through the driver into arrays: a data frame of it held 10^6 lists of levels.
         mutated = None
         if seeded:
             try:
@@ -447,18 +463,10 @@ def run_leiden(gds: GraphDataScience, *, seeded: bool = False) -> LeidenResult:
                 seeded = False
         if mutated is None:
             mutated = gds.leiden.mutate(graph, mutate_property=_LEIDEN_LEVELS, **LEIDEN_CONFIG)
-        found = gds.run_cypher(LEIDEN_ASSIGNMENTS, params={"graph_name": GDS_PROJECTION})
         return LeidenResult(
             nodes=node_count,
             relationships=relationship_count,
-            assignments=[
-                (int(na_id), [int(x) for x in levels])
-                for na_id, levels in zip(found["naId"], found["levels"], strict=True)
-            ],
-            degrees={
-                int(na_id): int(degree)
-                for na_id, degree in zip(found["naId"], found["degree"], strict=True)
-            },
+            assignments=read_assignments(driver, database, node_count, int(mutated.ran_levels)),
             ran_levels=int(mutated.ran_levels),
             modularities=[float(m) for m in mutated.modularities],
             seeded=seeded,
@@ -467,20 +475,38 @@ def run_leiden(gds: GraphDataScience, *, seeded: bool = False) -> LeidenResult:
         gds.graph.drop(graph)
 
 
+def read_assignments(driver: Driver, database: str, nodes: int, width: int) -> Assignments:
+    """The projection's Leiden levels (:data:`LEIDEN_ASSIGNMENTS`), streamed into arrays of
+    `nodes` rows and `width` levels (widened if a node has more)."""
+    na_ids = np.zeros(nodes, dtype=np.int64)
+    levels = np.full((nodes, width), NO_COMMUNITY, dtype=np.int64)
+    row = 0
+    with driver.session(database=database, default_access_mode="READ") as session:
+        for record in session.run(LEIDEN_ASSIGNMENTS, graph_name=GDS_PROJECTION):
+            ids = record["levels"]
+            if len(ids) > levels.shape[1]:
+                extra = len(ids) - levels.shape[1]
+                levels = np.pad(levels, ((0, 0), (0, extra)), constant_values=NO_COMMUNITY)
+            na_ids[row] = record["naId"]
+            levels[row, : len(ids)] = ids
+            row += 1
+    return Assignments(na_ids[:row], levels[:row])
+
+
 def write_hierarchy(
     driver: Driver, database: str, hierarchy: Hierarchy, member_hashes: dict[str, str]
 ) -> dict[str, int]:
     """Make Community nodes and IN_COMMUNITY relationships equal `hierarchy`, by difference.
     When the graph's communities carry the hierarchy's member hashes and its numbers of
     memberships (Leiden ran again on changed weights and found the same communities), the
-    memberships are not read back."""
-    desired_members = {(f"{na_id}-0", cid) for na_id, cid in hierarchy.finest.items()}
+    memberships are not read back; otherwise they are compared MEMBERS_PER_RANGE members at a
+    time, in naId ranges."""
     desired_parents = {
         (f"community:{c.id}", c.parent) for c in hierarchy.communities.values() if c.parent
     }
     if hierarchy_is_written(community_state(driver, database), hierarchy, member_hashes):
         return {
-            "memberships": len(desired_members),
+            "memberships": len(hierarchy.finest),
             "parent_links": len(desired_parents),
             "added": 0,
             "removed": 0,
@@ -490,21 +516,17 @@ def write_hierarchy(
     rows = [{"id": c.id, "level": c.level, "size": c.size} for c in hierarchy.communities.values()]
     write_batches(driver, database, UPSERT_COMMUNITIES, rows)
     write_one(driver, database, DELETE_STALE_COMMUNITIES, ids=list(hierarchy.communities))
-    current = {
-        (r["member"], r["community"]) for r in read_all(driver, database, EXISTING_MEMBERSHIP)
+    current_parents = {
+        (r["member"], r["community"]) for r in read_all(driver, database, EXISTING_PARENT_LINKS)
     }
-    desired = desired_members | desired_parents
-    to_remove = sorted(current - desired)
-    write_batches(driver, database, REMOVE_MEMBERSHIP, [list(e) for e in to_remove])
-    write_batches(
-        driver, database, ADD_MEMBERS, [list(e) for e in sorted(desired_members - current)]
-    )
-    write_batches(
-        driver,
-        database,
-        ADD_PARENTS,
-        [[m.removeprefix("community:"), c] for m, c in sorted(desired_parents - current)],
-    )
+    added, removed = _write_difference(driver, database, desired_parents, current_parents)
+    for after, upto, desired in member_ranges(hierarchy.finest, MEMBERS_PER_RANGE):
+        current = {
+            (r["member"], r["community"])
+            for r in read_all(driver, database, MEMBERSHIPS_OF_RANGE, after=after, upto=upto)
+        }
+        more, fewer = _write_difference(driver, database, desired, current)
+        added, removed = added + more, removed + fewer
     write_batches(
         driver,
         database,
@@ -512,8 +534,51 @@ def write_hierarchy(
         [{"id": cid, "memberHash": digest} for cid, digest in member_hashes.items()],
     )
     return {
-        "memberships": len(desired_members),
+        "memberships": len(hierarchy.finest),
         "parent_links": len(desired_parents),
-        "added": len(desired - current),
-        "removed": len(to_remove),
+        "added": added,
+        "removed": removed,
     }
+
+
+def member_ranges(
+    finest: dict[int, str], size: int
+) -> Iterator[tuple[int, int, set[tuple[str, str]]]]:
+    """(after, upto, memberships) for `size` members at a time in naId order, the first range
+    open below and the last above, so that together they cover every naId: a chunk that is no
+    member any more loses its membership."""
+    ordered = sorted(finest)
+    if not ordered:
+        yield _BELOW_ALL_NA_IDS, _ABOVE_ALL_NA_IDS, set()
+        return
+    after = _BELOW_ALL_NA_IDS
+    for start in range(0, len(ordered), size):
+        chunk = ordered[start : start + size]
+        last = start + size >= len(ordered)
+        upto = _ABOVE_ALL_NA_IDS if last else chunk[-1]
+        yield after, upto, {(f"{na_id}-0", finest[na_id]) for na_id in chunk}
+        after = upto
+
+
+def _write_difference(
+    driver: Driver, database: str, desired: set[tuple[str, str]], current: set[tuple[str, str]]
+) -> tuple[int, int]:
+    """Add the desired (member, community) links the graph lacks and remove those it has but
+    should not; members are chunkIds, or 'community:' + id for a parent link."""
+    to_remove = sorted(current - desired)
+    write_batches(driver, database, REMOVE_MEMBERSHIP, [list(e) for e in to_remove])
+    to_add = sorted(desired - current)
+    write_batches(
+        driver, database, ADD_MEMBERS, [list(e) for e in to_add if not _is_parent_link(e)]
+    )
+    write_batches(
+        driver,
+        database,
+        ADD_PARENTS,
+        [[m.removeprefix("community:"), c] for m, c in to_add if _is_parent_link((m, c))],
+    )
+    return len(to_add), len(to_remove)
+
+
+def _is_parent_link(link: tuple[str, str]) -> bool:
+    return link[0].startswith("community:")

@@ -32,3 +32,29 @@ def test_a_record_alone_at_level_zero_joins_at_the_first_level_it_has_company() 
 
 def test_key_format() -> None:
     assert community_key(2, 17) == "2-17"
+
+
+def test_member_ranges_cover_every_na_id_in_order() -> None:
+    from nara_kg.graph.communities import member_ranges
+
+    finest = {30: "0-10", 10: "0-10", 20: "1-20", 40: "1-20", 50: "0-50"}
+    ranges = list(member_ranges(finest, 2))
+    bounds = [(after, upto) for after, upto, _ in ranges]
+    # Open below the first member and above the last: a stray membership anywhere is compared.
+    assert bounds == [(-1, 20), (20, 40), (40, 2**63 - 1)]
+    assert ranges[0][2] == {("10-0", "0-10"), ("20-0", "1-20")}
+    assert set().union(*(links for _, _, links in ranges)) == {
+        (f"{na_id}-0", cid) for na_id, cid in finest.items()
+    }
+    assert list(member_ranges({}, 2)) == [(-1, 2**63 - 1, set())]
+
+
+def test_ragged_levels_and_unsorted_input_give_the_same_hierarchy() -> None:
+    # Node 5 has no second level (padded); the order of the input does not matter.
+    rows = [(5, [1]), (2, [1, 7]), (9, [3, 7]), (4, [3, 7])]
+    hierarchy = build_hierarchy(rows)
+    assert hierarchy == build_hierarchy(list(reversed(rows)))
+    assert hierarchy.communities["0-1"].members == (2, 5)
+    assert hierarchy.communities["1-7"].members == (2, 4, 9)
+    assert hierarchy.communities["0-1"].parent == "1-7"
+    assert hierarchy.finest == {2: "0-1", 5: "0-1", 4: "0-3", 9: "0-3"}
