@@ -169,6 +169,22 @@ def reach_of_change(layout: WorkLayout, scope: Scope) -> Reach:
         )
 
 
+def whole_cycles(layout: WorkLayout, scope: Scope) -> tuple[list[list[int]], dict[int, int], int]:
+    """The ancestor cycles of the whole selection, the parent link each breaks (child ->
+    parent, as :func:`nara_kg.model.edges.break_cycles`) and the records read. When the record
+    index holds the selection (the change set confirmed it) the cycles are found in it
+    (:meth:`RecordIndex.cycle_links`) and no record is held here; otherwise from every record's
+    links."""
+    if scope.changes is not None:
+        with RecordIndex(layout.record_index) as index:
+            parents, checked = index.cycle_links(), index.count()
+    else:
+        links = record_links(layout)
+        parents, checked = edges.parent_links(links, {link.na_id for link in links}), len(links)
+    _, cycles = edges.break_cycles(parents)
+    return cycles, {cycle[0]: parents[cycle[0]] for cycle in cycles}, checked
+
+
 def includes(driver: Driver, database: str, layout: WorkLayout, *, full: bool) -> GraphCheckOutcome:
     check = names.INCLUDES_CONSISTENT
     config = config_digest(check)
@@ -178,9 +194,9 @@ def includes(driver: Driver, database: str, layout: WorkLayout, *, full: bool) -
         ids = sorted(reach.records)
         outcome = graph_checks.check_includes_of(driver, database, ids, reach.broken_links())
         return _finish(layout, check, config, scope, outcome, {}, len(ids))
-    broken = graph_checks.broken_ancestor_links(layout)
+    _, broken, checked = whole_cycles(layout, scope)
     outcome = graph_checks.check_includes(driver, database, broken)
-    return _finish(layout, check, config, scope, outcome, {}, len(record_links(layout)))
+    return _finish(layout, check, config, scope, outcome, {}, checked)
 
 
 def ancestor_cycles(layout: WorkLayout, *, full: bool) -> tuple[list[list[int]], Scope, int]:
@@ -196,9 +212,7 @@ def ancestor_cycles(layout: WorkLayout, *, full: bool) -> tuple[list[list[int]],
         reach = reach_of_change(layout, scope)
         cycles, checked = cycles_now(known, reach), len(reach.records)
     else:
-        links = record_links(layout)
-        _, cycles = edges.break_cycles(edges.parent_links(links, {link.na_id for link in links}))
-        checked = len(links)
+        cycles, _, checked = whole_cycles(layout, scope)
     generation = scope.changes.generation if scope.changes is not None else None
     remember(layout, check, Remembered(config, generation, not cycles, {"cycles": cycles}))
     return cycles, scope, checked

@@ -245,7 +245,7 @@ def _ancestor(na_id: int, distance: int) -> dict[str, Any]:
 
 
 def test_a_cycle_an_edit_makes_is_found_by_the_scoped_checks(
-    neo4j_driver: Any, tmp_path: Path
+    neo4j_driver: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The hierarchy 1 <- 2 <- 3, and 10 <- 11 in another file; then 1 names 3 as its parent."""
     data, work = tmp_path / "data", tmp_path / "work"
@@ -312,3 +312,16 @@ def test_a_cycle_an_edit_makes_is_found_by_the_scoped_checks(
     # The cycles check found cycles last time: it walks every record again.
     cycles, scope, _ = scoped_checks.ancestor_cycles(layout, full=False)
     assert scope.mode == WHOLE and cycles == [[1, 2]]
+
+    # Checked whole, the cycles come from the record index, which holds the selection: no
+    # record's links are read into memory, and the result is the same.
+    def no_whole_read(layout: WorkLayout) -> Any:
+        raise AssertionError("the whole check read every record's links")
+
+    monkeypatch.setattr(scoped_checks, "record_links", no_whole_read)
+    cycles, scope, checked = scoped_checks.ancestor_cycles(layout, full=True)
+    assert scope.mode == WHOLE and cycles == [[1, 2]] and checked == 5
+    whole = scoped_checks.includes(neo4j_driver, "neo4j", layout, full=True)
+    assert whole.measures["scope"] == WHOLE and whole.measures["records_checked"] == 5
+    assert whole.measures["ancestor_links_broken"] == 1
+    assert not whole.passed and whole.measures["missing_includes"] == 1

@@ -208,6 +208,10 @@ class RecordIndex(SqliteStore):
         """Which of `na_ids` are chosen records."""
         return self._first_column("SELECT na_id FROM records WHERE na_id IN ({marks})", na_ids)
 
+    def count(self) -> int:
+        """How many records the index holds (the chosen ones)."""
+        return int(self.db.execute("SELECT count(*) FROM records").fetchone()[0])
+
     def cycle_links(self) -> dict[int, int]:
         """child -> parent of the records on an ancestor cycle, and only those: of the parent
         links between chosen records (a self-parent is no link), those left once records that
