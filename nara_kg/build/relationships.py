@@ -388,3 +388,17 @@ def authorities_by_type(index: RecordIndex, batch: list[IndexedRecord]) -> dict[
     """The authority relationships of a range of citing records, by type."""
     by_type = scoped_authority_edges(index, {record.na_id: record for record in batch})
     return {str(rel): edges for rel, edges in by_type.items()}
+
+
+def desired_by_ranges(index: RecordIndex) -> Iterator[tuple[str, set[Edge]]]:
+    """Every relationship the writers would write, by type, a naId range of records at a time
+    (a type comes once per range): what the first-load import writes, from the record index
+    alone, as the whole comparison of each writer desires it."""
+    cycles = edge_rules.ancestor_cycles(index.cycle_links())
+    for desired in (
+        next_by_type,
+        includes_by_type({cycle[0] for cycle in cycles}),
+        authorities_by_type,
+    ):
+        for edge_range in record_ranges(index, desired):
+            yield from edge_range.desired.items()

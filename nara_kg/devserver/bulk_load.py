@@ -37,7 +37,9 @@ from nara_kg.graph.connection import open_driver
 from nara_kg.graph.emptiness import node_count
 from nara_kg.graph.nodes import ensure_node_schema
 from nara_kg.ingest.layout import WorkLayout
+from nara_kg.ingest.stages.changes import read_changes
 from nara_kg.ingest.stages.chunks import record_links
+from nara_kg.ingest.stages.record_index import RecordIndex
 from nara_kg.model.edges import Edge
 from nara_kg.model.progress import Log, quiet
 from nara_kg.model.schema import AUTHORITY_RELATIONSHIPS, Rel
@@ -64,7 +66,13 @@ def import_dir(layout: WorkLayout) -> Path:
 
 
 def desired_relationships(layout: WorkLayout) -> Iterator[tuple[str, set[Edge]]]:
-    """Every relationship type's desired set, as the relationship writers compute it."""
+    """Every relationship type's desired set, as the relationship writers compute it: a naId
+    range of records at a time when the record index holds the selection (the change set
+    confirms it), else each type's whole set from every record's links."""
+    if read_changes(layout) is not None:
+        with RecordIndex(layout.record_index) as index:
+            yield from build_relationships.desired_by_ranges(index)
+        return
     links = record_links(layout)
     yield Rel.NEXT, build_relationships.desired_next(links)
     yield Rel.INCLUDES, build_relationships.desired_includes(links)[0]

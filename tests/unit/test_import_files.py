@@ -91,3 +91,48 @@ def test_a_remote_server_is_left_to_the_writers(tmp_path: Path) -> None:
     remote = Neo4jSettings.from_env({"NEO4J_URI": "bolt://graph.example.org:7687"})
     result = first_load(remote, tmp_path / "no-home", WorkLayout(tmp_path / "work"))
     assert not result.loaded and "NEO4J_URI" in result.reason
+
+
+def test_the_import_relationships_by_ranges_equal_the_whole_sets(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From the record index a range at a time (no record's links held), the same relationships
+    as the whole sets from every record's links, on the demo export."""
+    from nara_kg.demo import generate_demo_data
+    from nara_kg.devserver import bulk_load
+    from nara_kg.embedding.standin import StandinEmbedder
+    from nara_kg.ingest.stages.chunks import chunk_records
+    from nara_kg.ingest.stages.parsed_records import parse_file
+    from nara_kg.ingest.stages.raw_jsonl import scan_inputs
+    from nara_kg.ingest.stages.record_selection import select_live_records
+
+    data = tmp_path / "data"
+    generate_demo_data(data, records=150)
+    layout = WorkLayout(tmp_path / "work")
+    layout.ensure()
+    files = scan_inputs(data, layout)
+    for file in files:
+        parse_file(file, layout)
+    embedder = StandinEmbedder()
+    chunk_records(
+        files,
+        layout,
+        count_tokens=embedder.count_tokens,
+        max_tokens=embedder.max_tokens,
+        chunker_key=embedder.key,
+    )
+    select_live_records(data, layout)
+
+    def by_type(monkeypatch_changes: bool) -> dict[str, list[tuple[str, str]]]:
+        if monkeypatch_changes:
+            monkeypatch.setattr(bulk_load, "read_changes", lambda _layout: None)
+        found: dict[str, list[tuple[str, str]]] = {}
+        for rel, edges in bulk_load.desired_relationships(layout):
+            found.setdefault(str(rel), []).extend(edges)
+        return {rel: sorted(edges) for rel, edges in found.items() if edges}
+
+    assert bulk_load.read_changes(layout) is not None  # the index holds the selection
+    ranged = by_type(False)
+    whole = by_type(True)
+    assert ranged == whole
+    assert {"Next", "Includes"} <= set(ranged) and len(ranged) > 2
