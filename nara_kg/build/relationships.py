@@ -111,7 +111,7 @@ def sync_next(
             driver,
             database,
             {Rel.NEXT: plan.generation},
-            record_ranges(index, next_by_type),
+            record_ranges(index, next_by_type, references=False),
             layout,
             end="source",
         )
@@ -127,13 +127,17 @@ def record_ranges(
     index: RecordIndex,
     desired: Callable[[RecordIndex, list[IndexedRecord]], Mapping[str, set[Edge]]],
     size: int = RECORDS_PER_RANGE,
+    *,
+    references: bool = True,
 ) -> Iterator[EdgeRange]:
     """The relationships `desired` gives for every chosen record, `size` records at a time in
-    naId order. The first range is open below and the last above, so that together they
-    cover every naId: a record the index no longer holds loses its relationships."""
+    naId order (the records' references read only when `references`: the authority types
+    need them, Next and Includes do not). The first range is open below and the last above,
+    so that together they cover every naId: a record the index no longer holds loses its
+    relationships."""
     after: int | None = None
     pending: EdgeRange | None = None
-    for batch in index.batches(size):
+    for batch in index.batches(size, references=references):
         if pending is not None:
             yield pending
             after = pending.upto
@@ -276,7 +280,9 @@ def sync_includes(
             driver,
             database,
             {Rel.INCLUDES: plan.generation},
-            record_ranges(index, includes_by_type({cycle[0] for cycle in cycles})),
+            record_ranges(
+                index, includes_by_type({cycle[0] for cycle in cycles}), references=False
+            ),
             layout,
             end="target",
         )
@@ -395,10 +401,10 @@ def desired_by_ranges(index: RecordIndex) -> Iterator[tuple[str, set[Edge]]]:
     (a type comes once per range): what the first-load import writes, from the record index
     alone, as the whole comparison of each writer desires it."""
     cycles = edge_rules.ancestor_cycles(index.cycle_links())
-    for desired in (
-        next_by_type,
-        includes_by_type({cycle[0] for cycle in cycles}),
-        authorities_by_type,
+    for desired, references in (
+        (next_by_type, False),
+        (includes_by_type({cycle[0] for cycle in cycles}), False),
+        (authorities_by_type, True),
     ):
-        for edge_range in record_ranges(index, desired):
+        for edge_range in record_ranges(index, desired, references=references):
             yield from edge_range.desired.items()

@@ -60,6 +60,12 @@ def test_authority_ranges_give_each_citing_records_relationships_once(tmp_path: 
         index.put(records)
         ranges = list(record_ranges(index, authorities_by_type, size=2))
         whole = scoped_authority_edges(index, {r.na_id: r for r in records})
+        # Next and Includes read no references: the walk leaves them out, and only them.
+        bare = [r for batch in index.batches(2, references=False) for r in batch]
+        full = [r for batch in index.batches(2) for r in batch]
+    assert [r.references for r in bare] == [(), (), ()]
+    assert [r.references for r in full] == [r.references for r in records]
+    assert [r.na_id for r in bare] == [r.na_id for r in full]
     assert [(r.after, r.upto) for r in ranges] == [(None, 3), (3, None)]
     for rel, edges in whole.items():
         assert set().union(*(r.desired.get(rel, set()) for r in ranges)) == edges, rel

@@ -132,10 +132,16 @@ class RecordIndex(SqliteStore):
         )
 
     def _rows(
-        self, condition: str, params: Sequence[object], *, where: bool = True
+        self,
+        condition: str,
+        params: Sequence[object],
+        *,
+        where: bool = True,
+        references: bool = True,
     ) -> list[IndexedRecord]:
         """The records `condition` selects (a WHERE clause, or with `where` False what may
-        follow the table's name: an ORDER BY, a LIMIT)."""
+        follow the table's name: an ORDER BY, a LIMIT); without `references`, their
+        references are not read (left empty)."""
         rows = self.db.execute(
             "SELECT na_id, file_id, row, digest, node_type, chunk_count, parent FROM records "
             + ("WHERE " if where else "")
@@ -143,7 +149,7 @@ class RecordIndex(SqliteStore):
             params,
         ).fetchall()
         refs: dict[int, list[tuple[str, int]]] = {}
-        for batch in _chunks(r[0] for r in rows):
+        for batch in _chunks(r[0] for r in rows) if references else ():
             marks = ",".join("?" * len(batch))
             for na_id, rel, target in self.db.execute(
                 f"SELECT na_id, rel, target FROM refs WHERE na_id IN ({marks}) ORDER BY rowid",
@@ -164,15 +170,18 @@ class RecordIndex(SqliteStore):
             for na_id, file_id, row, digest, node_type, chunk_count, parent in rows
         ]
 
-    def batches(self, size: int = KEYS_PER_QUERY) -> Iterator[list[IndexedRecord]]:
-        """Every chosen record with its references, in naId order, `size` records at a time:
-        a walk over the whole index that never holds it."""
+    def batches(
+        self, size: int = KEYS_PER_QUERY, *, references: bool = True
+    ) -> Iterator[list[IndexedRecord]]:
+        """Every chosen record with its references (unless `references` is False), in naId
+        order, `size` records at a time: a walk over the whole index that never holds it."""
         after: int | None = None
         while True:
             batch = self._rows(
                 ("" if after is None else "na_id > ? ") + "ORDER BY na_id LIMIT ?",
                 (size,) if after is None else (after, size),
                 where=after is not None,
+                references=references,
             )
             if not batch:
                 return
