@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -13,8 +14,10 @@ import pyarrow as pa
 from neo4j import Driver
 
 from nara_kg.build import sync_state
+from nara_kg.build.node_comparison import ExistingHashes
 from nara_kg.build.projection_changes import mark_touched, record_of
 from nara_kg.graph import nodes as node_cypher
+from nara_kg.graph.batches import batched
 from nara_kg.graph.communities import COMMUNITY_RELATIONSHIPS
 from nara_kg.ingest.layout import WorkLayout
 from nara_kg.ingest.stages.changes import ChangeSet, chunks_of_records, plan_for, read_changes
@@ -53,12 +56,18 @@ _PROJECTED = (*COMMUNITY_RELATIONSHIPS, Rel.MENTIONED_IN.value)
 
 def _existing(
     driver: Driver, database: str, synced: sync_state.SyncedSet, *, trust_snapshot: bool
-) -> tuple[dict[str, str | None], str]:
+) -> tuple[Iterator[tuple[str, str | None]], str]:
+    """(chunkId, row hash) of the chunk nodes, and where they come from."""
     table = synced.trusted() if trust_snapshot else None
     if table is not None:
-        ids = table[_SNAPSHOT_ID].to_pylist()
-        return dict(zip(ids, table[_SNAPSHOT_HASH].to_pylist(), strict=True)), "snapshot"
+        return _snapshot_rows(table), "snapshot"
     return node_cypher.existing_row_hashes(driver, database), "graph"
+
+
+def _snapshot_rows(table: pa.Table) -> Iterator[tuple[str, str | None]]:
+    for batch in table.to_batches():
+        ids, hashes = (batch.column(name).to_pylist() for name in (_SNAPSHOT_ID, _SNAPSHOT_HASH))
+        yield from zip(ids, hashes, strict=True)
 
 
 def sync_nodes(
@@ -186,20 +195,42 @@ def _sync_whole(
     rewrite_all: bool,
     log: Log,
 ) -> NodeSyncResult:
-    existing, existing_from = _existing(driver, database, synced, trust_snapshot=not rewrite_all)
+    """Every chosen chunk compared with the chunk nodes' row hashes, which wait on disk
+    (:class:`ExistingHashes`) to be taken out a batch of chunks at a time: those never taken
+    are the nodes the input lost."""
+    rows, existing_from = _existing(driver, database, synced, trust_snapshot=not rewrite_all)
     result = NodeSyncResult(existing_from=existing_from)
-    synced.begin()
+    with ExistingHashes(layout.node_comparison) as existing:
+        existing.fill(rows)
+        synced.begin()
+        with synced.snapshot_writer(_SNAPSHOT_SCHEMA) as snapshot:
+            _write_whole(driver, database, layout, existing, snapshot, rewrite_all, result, log)
+        stale = [chunk_id for batch in existing.left() for chunk_id in batch]
+    _delete_stale(driver, database, layout, stale, generation, result, log)
+    synced.commit_snapshot(snapshot, generation)
+    return result
+
+
+#: Chunks compared with the stored hashes at once (and the size of a node write batch).
+_WHOLE_BATCH = 2_000
+
+
+def _write_whole(
+    driver: Driver,
+    database: str,
+    layout: WorkLayout,
+    existing: ExistingHashes,
+    snapshot: sync_state.SnapshotWriter,
+    rewrite_all: bool,
+    result: NodeSyncResult,
+    log: Log,
+) -> None:
     pending: dict[str, list[dict[str, Any]]] = {}
-    flush_at = 2_000
     started = time.monotonic()
-    columns = NODE_COLUMNS
     # One batch is written while the next is read and decoded: Python waited on Neo4j for each
     # batch, and Neo4j on Python for the next. At most one write is in flight, and all have
     # landed before the stale nodes are deleted and the snapshot is committed.
-    with (
-        synced.snapshot_writer(_SNAPSHOT_SCHEMA) as snapshot,
-        ThreadPoolExecutor(max_workers=1, thread_name_prefix="node-writer") as writer,
-    ):
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="node-writer") as writer:
         in_flight: Future[int] | None = None
 
         def landed() -> None:
@@ -221,26 +252,25 @@ def _sync_whole(
                 result.written_by_type[node_type] += len(rows)
 
         # Every chosen chunk (its id and row hash) goes to the snapshot as it streams by, and
-        # out of `existing`: what is left there at the end are the nodes the input lost.
-        for row in iter_chunks(layout, columns):
-            result.desired += 1
-            chunk_id = row[Col.CHUNK_ID]
-            snapshot.add(chunk_id, row[Col.ROW_HASH])
-            result.records_touched += chunk_id.endswith("-0")
-            if existing.pop(chunk_id, _ABSENT) == row[Col.ROW_HASH] and not rewrite_all:
-                result.unchanged += 1
-                continue
-            node = _node_row(row)
-            if node["props"][Prop.CHUNK_SEQ_ID] == 0:
-                result.records_written += 1
-            batch = pending.setdefault(row[Col.NODE_TYPE], [])
-            batch.append(node)
-            if len(batch) >= flush_at:
-                flush(row[Col.NODE_TYPE])
-                log(f"wrote {result.written} nodes ({time.monotonic() - started:.1f}s)")
+        # is taken out of `existing`: what is left there at the end are the nodes the input lost.
+        for chunk_rows in batched(iter_chunks(layout, NODE_COLUMNS), _WHOLE_BATCH):
+            known = existing.take([row[Col.CHUNK_ID] for row in chunk_rows])
+            for row in chunk_rows:
+                result.desired += 1
+                chunk_id = row[Col.CHUNK_ID]
+                snapshot.add(chunk_id, row[Col.ROW_HASH])
+                result.records_touched += chunk_id.endswith("-0")
+                if known.get(chunk_id, _ABSENT) == row[Col.ROW_HASH] and not rewrite_all:
+                    result.unchanged += 1
+                    continue
+                node = _node_row(row)
+                if node["props"][Prop.CHUNK_SEQ_ID] == 0:
+                    result.records_written += 1
+                batch = pending.setdefault(row[Col.NODE_TYPE], [])
+                batch.append(node)
+                if len(batch) >= _WHOLE_BATCH:
+                    flush(row[Col.NODE_TYPE])
+                    log(f"wrote {result.written} nodes ({time.monotonic() - started:.1f}s)")
         for node_type in list(pending):
             flush(node_type)
         landed()
-    _delete_stale(driver, database, layout, sorted(existing), generation, result, log)
-    synced.commit_snapshot(snapshot, generation)
-    return result

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from neo4j import Driver
@@ -48,16 +48,14 @@ FOREACH (_ IN CASE WHEN row.embed THEN [] ELSE [1] END | REMOVE c:{Label.RECORD_
 CHUNK_COUNT = f"MATCH (c:{Label.CHUNK}) RETURN count(c) AS n"
 
 
-def existing_row_hashes(driver: Driver, database: str) -> dict[str, str | None]:
-    """chunkId -> rowHash of every chunk node, streamed (the graph may be large)."""
-    hashes: dict[str, str | None] = {}
+def existing_row_hashes(driver: Driver, database: str) -> Iterator[tuple[str, str | None]]:
+    """(chunkId, rowHash) of every chunk node, streamed (the graph may be large)."""
     with driver.session(database=database, default_access_mode="READ") as session:
         result = session.run(
             f"MATCH (c:{Label.CHUNK}) RETURN c.{Prop.CHUNK_ID} AS id, c.{Prop.ROW_HASH} AS h"
         )
         for record in result:
-            hashes[record["id"]] = record["h"]
-    return hashes
+            yield record["id"], record["h"]
 
 
 def upsert_nodes(

@@ -152,6 +152,12 @@ class WorkLayout:
         return self.root / "graph-state" / "work-folder.json"
 
     @property
+    def node_comparison(self) -> Path:
+        """Scratch of graph_nodes' whole path: the chunk nodes' row hashes before the write,
+        on disk (nara_kg.build.node_comparison)."""
+        return self.root / "graph-state" / "node-comparison.sqlite"
+
+    @property
     def report_state(self) -> Path:
         """The digest of the sources community_reports last made every report from."""
         return self.root / "graph-state" / "reports.json"

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from nara_kg.build import nodes
+from nara_kg.ingest.layout import WorkLayout
 from nara_kg.model.schema import Prop
 from nara_kg.model.tables import Col
 
@@ -67,7 +69,9 @@ def _rows(count: int) -> list[dict[str, Any]]:
 def graph(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     seen: dict[str, Any] = {"threads": set(), "written": [], "deleted": []}
     monkeypatch.setattr(nodes.node_cypher, "ensure_node_schema", lambda *_: None)
-    monkeypatch.setattr(nodes.node_cypher, "existing_row_hashes", lambda *_: {"gone-0": "x"})
+    monkeypatch.setattr(
+        nodes.node_cypher, "existing_row_hashes", lambda *_: iter([("9999-0", "x"), ("7-0", "h7")])
+    )
     monkeypatch.setattr(
         nodes.node_cypher,
         "delete_chunks",
@@ -76,6 +80,7 @@ def graph(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     monkeypatch.setattr(nodes.sync_state, "SyncedSet", _Synced)
     monkeypatch.setattr(nodes.sync_state, "record_node_deletions", lambda *_: None)
     monkeypatch.setattr(nodes.node_cypher, "relationship_counts", lambda *_: {})
+    monkeypatch.setattr(nodes.node_cypher, "neighbour_records", lambda *_: set())
     monkeypatch.setattr(nodes, "read_changes", lambda _layout: None)
     monkeypatch.setattr(nodes, "iter_chunks", lambda *_: iter(_rows(4_500)))
     _Synced.committed = []
@@ -83,7 +88,7 @@ def graph(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
 
 
 def test_batches_are_written_off_the_reading_thread(
-    graph: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+    graph: dict[str, Any], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     def upsert(_d: Any, _db: str, node_type: str, rows: list[dict[str, Any]]) -> int:
         graph["threads"].add(threading.current_thread().name)
@@ -91,21 +96,22 @@ def test_batches_are_written_off_the_reading_thread(
         return len(rows)
 
     monkeypatch.setattr(nodes.node_cypher, "upsert_nodes", upsert)
-    result = nodes.sync_nodes(None, "neo4j", None, rewrite_all=True)  # type: ignore[arg-type]
+    layout = WorkLayout(tmp_path)
+    result = nodes.sync_nodes(None, "neo4j", layout, rewrite_all=True)  # type: ignore[arg-type]
     assert sorted(graph["written"]) == list(range(4_500))
     assert result.written == 4_500 and result.records_written == 4_500
     assert graph["threads"] and threading.current_thread().name not in graph["threads"]
-    assert graph["deleted"] == ["gone-0"] and len(_Synced.committed) == 1
+    assert graph["deleted"] == ["9999-0"] and len(_Synced.committed) == 1
     assert len(_Synced.committed[0].rows) == 4_500
 
 
 def test_a_failed_write_fails_the_sync_before_deleting(
-    graph: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+    graph: dict[str, Any], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     def upsert(*_: Any) -> int:
         raise RuntimeError("Neo4j went away")
 
     monkeypatch.setattr(nodes.node_cypher, "upsert_nodes", upsert)
     with pytest.raises(RuntimeError, match="went away"):
-        nodes.sync_nodes(None, "neo4j", None, rewrite_all=True)  # type: ignore[arg-type]
+        nodes.sync_nodes(None, "neo4j", WorkLayout(tmp_path), rewrite_all=True)  # type: ignore[arg-type]
     assert graph["deleted"] == [] and _Synced.committed == []
