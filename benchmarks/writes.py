@@ -30,7 +30,8 @@ def _write_sample(work_dir: Path, size: int) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     columns = [Col.CHUNK_ID, Col.NA_ID, Col.CHUNK_SEQ_ID, Col.NODE_TYPE, Col.EMBED, Col.PROPS]
     columns += [Col.ROW_HASH, Col.PARENT_NA_ID, Col.RECORD_ROW]
-    for file_id, chosen in ordered:
+    for file_id, rows_of_file in ordered:
+        chosen = set(rows_of_file.tolist())
         for row in iter_rows(layout.chunk_part(file_id), columns):
             if row.pop(Col.RECORD_ROW) not in chosen:
                 continue

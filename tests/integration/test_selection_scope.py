@@ -110,7 +110,7 @@ def test_one_edited_file_is_read_and_validated_alone_and_the_graph_equals_a_full
         assert found[name][ROWS_FROM_MEMORY] == sum(rows.values()) - rows[third_id], name
     chunks = found[CHUNKS_INTEGRITY]
     own = frames.chunk_frames_of(
-        layout, [(third_id, sorted(dict(chosen_rows_by_file(layout))[third_id]))]
+        layout, [(third_id, dict(chosen_rows_by_file(layout))[third_id].tolist())]
     )
     assert chunks[ROWS_VALIDATED] == sum(len(frame) for frame in own)
     assert (

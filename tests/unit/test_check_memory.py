@@ -93,7 +93,7 @@ def set_cell(table: pa.Table, column: str, row: int, value: Any) -> pa.Table:
 
 
 def chosen(layout: WorkLayout) -> list[tuple[str, list[int]]]:
-    return [(f, sorted(rows)) for f, rows in chosen_rows_by_file(layout) if rows]
+    return [(f, rows.tolist()) for f, rows in chosen_rows_by_file(layout) if len(rows)]
 
 
 def test_first_run_validates_every_row_and_reports_what_a_whole_validation_does(

@@ -17,6 +17,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -446,7 +447,8 @@ def chunk_batches_of_file(
     first_only: bool = False,
 ) -> Iterator[pa.RecordBatch]:
     """The chunks of one file's chosen `rows`, a batch at a time, in the part's order."""
-    chosen = pa.array(sorted(rows), type=pa.int64())
+    given = rows if isinstance(rows, np.ndarray) else np.fromiter(rows, dtype=np.int64)
+    chosen = pa.array(np.unique(given), type=pa.int64())
     if len(chosen) == 0:
         return
     wanted_columns = None if columns is None else sorted({*columns, Col.RECORD_ROW})
