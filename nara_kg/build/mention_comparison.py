@@ -16,26 +16,19 @@ its own temporary files, and its page cache bounds what it holds in memory.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Final
 
 from nara_kg.build.projection_changes import record_of
-from nara_kg.ingest.sqlite_store import SqliteStore
+from nara_kg.ingest.sqlite_store import SqliteStore, open_scratch
 
 #: (authority's first chunk, chunk, count, surface): one MENTIONED_IN as written.
 MentionRow = tuple[str, str, int, str]
 
 #: Rows inserted at once, and handed back at once (one write batch of the graph's writers).
 BATCH_ROWS: Final = 20_000
-#: SQLite's page cache, in KiB (a negative cache_size): what the comparison holds in memory.
-_CACHE_KIB: Final = 65_536
-
 _SCHEMA: Final = """
-PRAGMA journal_mode = OFF;
-PRAGMA synchronous = OFF;
-PRAGMA temp_store = FILE;
 CREATE TABLE staging_desired (authority TEXT, chunk TEXT, count INTEGER, surface TEXT);
 CREATE TABLE staging_current (authority TEXT, chunk TEXT, count INTEGER, surface TEXT);
 CREATE TABLE desired (
@@ -54,11 +47,8 @@ class MentionComparison(SqliteStore):
     set with :meth:`add_current`; then :meth:`seal` and read the difference."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.unlink(missing_ok=True)
         self.path = path
-        self.db = sqlite3.connect(path, isolation_level=None)
-        self.db.executescript(_SCHEMA + f"PRAGMA cache_size = -{_CACHE_KIB};")
+        self.db = open_scratch(path, _SCHEMA)
         self.db.execute("BEGIN")
         self._pending: list[MentionRow] = []
         self._sealed = False

@@ -10,24 +10,17 @@ at the end is what the input lost.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Final
 
-from nara_kg.ingest.sqlite_store import SqliteStore
+from nara_kg.ingest.sqlite_store import SqliteStore, open_scratch
 
 #: Rows inserted, and keys taken out, at once.
 BATCH_ROWS: Final = 20_000
 #: Keys in one statement (below SQLite's limit of bound variables).
 _KEYS_PER_STATEMENT: Final = 900
-#: SQLite's page cache, in KiB (a negative cache_size): what the store holds in memory.
-_CACHE_KIB: Final = 65_536
-
 _SCHEMA: Final = """
-PRAGMA journal_mode = OFF;
-PRAGMA synchronous = OFF;
-PRAGMA temp_store = FILE;
 CREATE TABLE staging (chunk TEXT, hash TEXT);
 CREATE TABLE existing (chunk TEXT PRIMARY KEY, hash TEXT) WITHOUT ROWID;
 """
@@ -38,11 +31,8 @@ class ExistingHashes(SqliteStore):
     with :meth:`fill`, then :meth:`take` the chunks the input has; :meth:`left` is the rest."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.unlink(missing_ok=True)
         self.path = path
-        self.db = sqlite3.connect(path, isolation_level=None)
-        self.db.executescript(_SCHEMA + f"PRAGMA cache_size = -{_CACHE_KIB};")
+        self.db = open_scratch(path, _SCHEMA)
 
     def fill(self, rows: Iterable[tuple[str, str | None]]) -> int:
         """Every (chunkId, row hash) of the graph's chunk nodes, in any order; how many (a later

@@ -7,7 +7,25 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Self
+from pathlib import Path
+from typing import Final, Self
+
+#: A scratch store's page cache, in KiB (a negative cache_size): what it holds in memory.
+SCRATCH_CACHE_KIB: Final = 65_536
+
+
+def open_scratch(path: Path, schema: str) -> sqlite3.Connection:
+    """A fresh scratch database at `path` (an earlier one removed) with `schema`: no journal,
+    no syncing and sorts spilled to files, since a scratch file is thrown away when the run
+    that made it ends or fails."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.unlink(missing_ok=True)
+    db = sqlite3.connect(path, isolation_level=None)
+    db.executescript(
+        "PRAGMA journal_mode = OFF;\nPRAGMA synchronous = OFF;\nPRAGMA temp_store = FILE;\n"
+        f"PRAGMA cache_size = -{SCRATCH_CACHE_KIB};\n" + schema
+    )
+    return db
 
 
 class SqliteStore:

@@ -17,12 +17,7 @@ from graph_assets.partitions import FULL, REBUILD_TAG
 from nara_kg.build.nodes import sync_nodes
 from nara_kg.build.relationships import sync_includes
 from nara_kg.demo import generate_demo_data
-from nara_kg.embedding.standin import StandinEmbedder
 from nara_kg.ingest.layout import WorkLayout
-from nara_kg.ingest.stages.chunks import chunk_records
-from nara_kg.ingest.stages.parsed_records import parse_file
-from nara_kg.ingest.stages.raw_jsonl import scan_inputs
-from nara_kg.ingest.stages.record_selection import select_live_records
 from nara_kg.settings import Neo4jSettings
 from quality import ALL_CHECKS, graph_checks, names, scoped_checks
 from quality.checks import (
@@ -37,6 +32,7 @@ from tests.graph_helpers import materialize, readable, resources_for, scalar, wi
 from tests.integration.test_change_sets import edit_one_title
 from tests.integration.test_incremental import shard_with_items
 from tests.reliability.test_input_faults import record, write
+from tests.stage_helpers import selected_layout
 
 pytestmark = pytest.mark.integration
 
@@ -262,22 +258,7 @@ def test_a_cycle_an_edit_makes_is_found_by_the_scoped_checks(
                 record(3, ancestors=[_ancestor(2, 1)]),
             ],
         )
-        # Parsed and chunked file by file before one selection (the whole-export helper,
-        # chunked_layout, selects before it chunks: that change set has no base).
-        layout = WorkLayout(work)
-        layout.ensure()
-        files = scan_inputs(data, layout)
-        for file in files:
-            parse_file(file, layout)
-        embedder = StandinEmbedder()
-        chunk_records(
-            files,
-            layout,
-            count_tokens=embedder.count_tokens,
-            max_tokens=embedder.max_tokens,
-            chunker_key=embedder.key,
-        )
-        select_live_records(data, layout)
+        layout = selected_layout(data, work)
         sync_nodes(neo4j_driver, "neo4j", layout)
         sync_includes(neo4j_driver, "neo4j", layout)
         return layout

@@ -100,28 +100,11 @@ def test_the_import_relationships_by_ranges_equal_the_whole_sets(
     as the whole sets from every record's links, on the demo export."""
     from nara_kg.demo import generate_demo_data
     from nara_kg.devserver import bulk_load
-    from nara_kg.embedding.standin import StandinEmbedder
-    from nara_kg.ingest.stages.chunks import chunk_records
-    from nara_kg.ingest.stages.parsed_records import parse_file
-    from nara_kg.ingest.stages.raw_jsonl import scan_inputs
-    from nara_kg.ingest.stages.record_selection import select_live_records
+    from tests.stage_helpers import selected_layout
 
     data = tmp_path / "data"
     generate_demo_data(data, records=150)
-    layout = WorkLayout(tmp_path / "work")
-    layout.ensure()
-    files = scan_inputs(data, layout)
-    for file in files:
-        parse_file(file, layout)
-    embedder = StandinEmbedder()
-    chunk_records(
-        files,
-        layout,
-        count_tokens=embedder.count_tokens,
-        max_tokens=embedder.max_tokens,
-        chunker_key=embedder.key,
-    )
-    select_live_records(data, layout)
+    layout = selected_layout(data, tmp_path / "work")
 
     def by_type(monkeypatch_changes: bool) -> dict[str, list[tuple[str, str]]]:
         if monkeypatch_changes:

@@ -13,18 +13,16 @@ import pyarrow.parquet as pq
 import pytest
 
 from nara_kg.demo import generate_demo_data
-from nara_kg.embedding.standin import StandinEmbedder
 from nara_kg.ingest.inputs import file_id_of
 from nara_kg.ingest.layout import WorkLayout
 from nara_kg.ingest.records import select_records
 from nara_kg.ingest.stages import selection_reduce
-from nara_kg.ingest.stages.chunks import chunk_records
 from nara_kg.ingest.stages.parsed_records import parse_file
 from nara_kg.ingest.stages.raw_jsonl import scan_inputs
 from nara_kg.ingest.stages.record_selection import ParseResult, select_live_records
 from nara_kg.ingest.stages.selection_store import SelectionStore, chosen_digest
 from nara_kg.model.tables import Col
-from tests.stage_helpers import chunked_layout
+from tests.stage_helpers import chunk_with_standin, chunked_layout
 
 
 @pytest.fixture(scope="module")
@@ -106,14 +104,7 @@ def restage(data: Path, layout: WorkLayout) -> None:
     files = scan_inputs(data, layout)
     for file in files:
         parse_file(file, layout)
-    embedder = StandinEmbedder()
-    chunk_records(
-        files,
-        layout,
-        count_tokens=embedder.count_tokens,
-        max_tokens=embedder.max_tokens,
-        chunker_key=embedder.key,
-    )
+    chunk_with_standin(files, layout)
 
 
 def reselect(data: Path, layout: WorkLayout, **kwargs: Any) -> ParseResult:
