@@ -275,18 +275,25 @@ def sync_includes(
         )
         return synced_result, cycles
     with RecordIndex(layout.record_index) as index:
-        cycles = edge_rules.ancestor_cycles(index.cycle_links())
+        cycles, desired_in_range = includes_of_index(index)
         (result,) = sync_by_record_ranges(
             driver,
             database,
             {Rel.INCLUDES: plan.generation},
-            record_ranges(
-                index, includes_by_type({cycle[0] for cycle in cycles}), references=False
-            ),
+            record_ranges(index, desired_in_range, references=False),
             layout,
             end="target",
         )
     return result, cycles
+
+
+def includes_of_index(
+    index: RecordIndex,
+) -> tuple[list[list[int]], Callable[[RecordIndex, list[IndexedRecord]], dict[str, set[Edge]]]]:
+    """The ancestor cycles of the whole selection, found in the index, and the `Includes` of a
+    range of child records with those cycles broken (:func:`includes_by_type`)."""
+    cycles = edge_rules.ancestor_cycles(index.cycle_links())
+    return cycles, includes_by_type({cycle[0] for cycle in cycles})
 
 
 def includes_by_type(
@@ -296,13 +303,17 @@ def includes_by_type(
     their parent link to break an ancestor cycle (as :func:`nara_kg.model.edges.includes_edges`)."""
 
     def by_type(index: RecordIndex, batch: list[IndexedRecord]) -> dict[str, set[Edge]]:
-        linked = [r for r in batch if r.parent is not None and r.parent != r.na_id]
-        present = index.present(r.parent for r in linked if r.parent is not None)
+        linked = [
+            (r.na_id, r.parent)
+            for r in batch
+            if r.parent is not None and r.parent != r.na_id and r.na_id not in losers
+        ]
+        present = index.present(parent for _, parent in linked)
         return {
             str(Rel.INCLUDES): {
-                (chunk_id(r.parent, 0), chunk_id(r.na_id, 0))
-                for r in linked
-                if r.parent in present and r.parent is not None and r.na_id not in losers
+                (chunk_id(parent, 0), chunk_id(child, 0))
+                for child, parent in linked
+                if parent in present
             }
         }
 
@@ -400,10 +411,10 @@ def desired_by_ranges(index: RecordIndex) -> Iterator[tuple[str, set[Edge]]]:
     """Every relationship the writers would write, by type, a naId range of records at a time
     (a type comes once per range): what the first-load import writes, from the record index
     alone, as the whole comparison of each writer desires it."""
-    cycles = edge_rules.ancestor_cycles(index.cycle_links())
+    _, includes_in_range = includes_of_index(index)
     for desired, references in (
         (next_by_type, False),
-        (includes_by_type({cycle[0] for cycle in cycles}), False),
+        (includes_in_range, False),
         (authorities_by_type, True),
     ):
         for edge_range in record_ranges(index, desired, references=references):

@@ -13,6 +13,7 @@ community (Leiden only merges along edges), so each component is summarized on i
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -69,13 +70,6 @@ class Assignments:
             levels[row, : len(ids)] = ids
         na_ids = np.fromiter((na_id for na_id, _ in listed), dtype=np.int64, count=len(listed))
         return cls(na_ids, levels)
-
-    def pairs(self) -> list[tuple[int, list[int]]]:
-        """The (naId, level ids) pairs, without the padding."""
-        return [
-            (int(na_id), [int(cid) for cid in row if cid != NO_COMMUNITY])
-            for na_id, row in zip(self.na_ids, self.levels, strict=True)
-        ]
 
 
 def _as_assignments(
@@ -134,11 +128,11 @@ def build_hierarchy(
     for key, community in list(communities.items()):
         parent = community.parent
         if parent is not None and (parent not in communities or parent == key):
-            communities[key] = _with_parent(community, None)
+            communities[key] = dataclasses.replace(community, parent=None)
         elif parent is not None:
             children.setdefault(parent, []).append(key)
     for parent, keys in children.items():
-        communities[parent] = _with_children(communities[parent], tuple(sorted(keys)))
+        communities[parent] = dataclasses.replace(communities[parent], children=tuple(sorted(keys)))
     return Hierarchy(communities, width, _finest(na_ids, levels, kept))
 
 
@@ -152,16 +146,6 @@ def _parent(levels: npt.NDArray[np.int64], rows: npt.NDArray[np.intp], level: in
         return None
     ids, counts = np.unique(above, return_counts=True)
     return community_key(level + 1, int(ids[int(np.argmax(counts))]))
-
-
-def _with_parent(community: Community, parent: str | None) -> Community:
-    c = community
-    return Community(c.id, c.level, c.size, c.members, parent, c.children)
-
-
-def _with_children(community: Community, children: tuple[str, ...]) -> Community:
-    c = community
-    return Community(c.id, c.level, c.size, c.members, c.parent, children)
 
 
 def _finest(
