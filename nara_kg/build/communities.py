@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from collections.abc import Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -14,7 +15,7 @@ from neo4j import Driver
 
 from nara_kg.build.projection_changes import ProjectionChanges
 from nara_kg.generation.report_scope import ReportScope
-from nara_kg.graph.communities import DigestSums, ProjectionDigests
+from nara_kg.graph.communities import DigestSums, Projection, ProjectionDigests
 from nara_kg.ingest.stages.common import read_json, write_json
 
 
@@ -138,6 +139,8 @@ def detect_communities(
     communities (seeded), so that regions the change did not reach keep their members and ids
     (see `resources.PipelinePaths.leiden_seeded` for why it is not the default). `force` (the
     full rebuild) neither skips nor seeds: it clusters the graph as if for the first time.
+    When Leiden runs whatever the digests say (`force`, or no remembered run), its projection is
+    made on a thread of its own while they stream.
     Leiden itself needs the whole projection: modularity is a property of the whole graph."""
     from nara_kg.graph import communities as community_cypher
     from nara_kg.model.community_hierarchy import build_hierarchy, canonical_assignments
@@ -145,17 +148,27 @@ def detect_communities(
     known = read_json(state_path) if state_path is not None else None
     before = community_cypher.community_state(driver, database)
     graph_digest = community_cypher.digest_of_state(before)
-    stream = _read_digests(
-        driver,
-        database,
-        report_scope_path,
-        changes_path,
-        force=force,
-        written_elsewhere=written_elsewhere,
-    )
+    previous_hashes = {str(cid): digest for cid, digest in before["communities"]}
+    seeded = seed and not force and bool(previous_hashes)
+    # Two traversals of the same rows, the stream's about half Python's decoding: side by side
+    # they share the two cores.
+    ahead = _ProjectionAhead(gds, seeded) if force or known is None else None
+    try:
+        stream = _read_digests(
+            driver,
+            database,
+            report_scope_path,
+            changes_path,
+            force=force,
+            written_elsewhere=written_elsewhere,
+        )
+    except BaseException:
+        if ahead is not None:
+            ahead.discard()
+        raise
     digests, report_records_changed = stream.digests, stream.report_records_changed
     if not force and can_skip_leiden(known, digests.projection, graph_digest):
-        assert known is not None
+        assert known is not None and ahead is None
         remembered = dict(known["result"])
         remembered["communities_per_level"] = {
             int(level): count for level, count in remembered["communities_per_level"].items()
@@ -180,10 +193,8 @@ def detect_communities(
             )
         return result
 
-    previous_hashes = {str(cid): digest for cid, digest in before["communities"]}
-    leiden = community_cypher.run_leiden(
-        gds, driver, database, seeded=seed and not force and bool(previous_hashes)
-    )
+    projection = ahead.take() if ahead is not None else community_cypher.project(gds, seeded=seeded)
+    leiden = community_cypher.cluster(gds, driver, database, projection)
     hierarchy = build_hierarchy(canonical_assignments(leiden.assignments))
     member_hashes = {
         c.id: hashlib.sha256(",".join(map(str, c.members)).encode()).hexdigest()[:16]
@@ -227,6 +238,36 @@ def detect_communities(
             },
         )
     return result
+
+
+class _ProjectionAhead:
+    """Leiden's projection, made on a thread of its own while the caller streams the digests."""
+
+    def __init__(self, gds: Any, seeded: bool) -> None:
+        from nara_kg.graph import communities as community_cypher
+
+        self._gds = gds
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="leiden-projection")
+        self._made: Future[Projection] = self._pool.submit(
+            community_cypher.project, gds, seeded=seeded
+        )
+
+    def take(self) -> Projection:
+        """The projection, once made (its error, if it failed)."""
+        try:
+            return self._made.result()
+        finally:
+            self._pool.shutdown()
+
+    def discard(self) -> None:
+        """Drop the projection once made: the run failed before it was used."""
+        try:
+            projection = self._made.result()
+        except Exception:  # the caller raises the error that stopped the run
+            return
+        finally:
+            self._pool.shutdown()
+        self._gds.graph.drop(projection.graph)
 
 
 @dataclass(frozen=True)

@@ -451,19 +451,37 @@ def projection_exists(gds: GraphDataScience) -> bool:
 _SEED_ALREADY_OPTIMAL = "dendrogramManager"
 
 
-def run_leiden(
-    gds: GraphDataScience, driver: Driver, database: str, *, seeded: bool = False
-) -> LeidenResult:
-    """Project (by the traversal), cluster and drop the projection again, also when anything
-    fails. `seeded`: start from the last run's level-0 communities (SEED_PROPERTY), so that
-    regions the change did not reach keep them; when GDS finds the seed already optimal it
-    reports no levels, and Leiden runs again unseeded (`LeidenResult.seeded` False)."""
+@dataclass(frozen=True)
+class Projection:
+    """The GDS projection Leiden runs on, as :func:`project` made it."""
+
+    graph: Any
+    nodes: int
+    relationships: int
+    #: Whether the nodes carry their seeds (SEED_PROPERTY).
+    seeded: bool
+
+
+def project(gds: GraphDataScience, *, seeded: bool = False) -> Projection:
+    """Project the graph Leiden reads (by the traversal), replacing one left behind. The
+    caller drops it (:func:`cluster` does)."""
     if projection_exists(gds):
         gds.graph.drop(GDS_PROJECTION)
     graph, projected = gds.graph.project.cypher(
         PROJECT_SEEDED if seeded else PROJECT, graph_name=GDS_PROJECTION
     )
-    node_count, relationship_count = projected.node_count, projected.relationship_count
+    return Projection(graph, projected.node_count, projected.relationship_count, seeded)
+
+
+def cluster(
+    gds: GraphDataScience, driver: Driver, database: str, projection: Projection
+) -> LeidenResult:
+    """Leiden over `projection`, which is dropped afterwards, also when anything fails. A
+    seeded projection starts from the last run's level-0 communities (SEED_PROPERTY), so that
+    regions the change did not reach keep them; when GDS finds the seed already optimal it
+    reports no levels, and Leiden runs again unseeded (`LeidenResult.seeded` False)."""
+    graph, seeded = projection.graph, projection.seeded
+    node_count, relationship_count = projection.nodes, projection.relationships
     try:
         if relationship_count == 0:
             # Leiden needs edges; with none every record is its own singleton community.

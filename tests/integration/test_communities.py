@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import time
 from typing import Any
 
 import pytest
@@ -220,6 +221,42 @@ def test_projection_dropped_when_leiden_fails(neo4j_driver: Any, gds: Any) -> No
     make_graph(neo4j_driver)
     with pytest.raises(RuntimeError, match="leiden failed"):
         build_communities.detect_communities(neo4j_driver, "neo4j", LeidenFails(gds))
+    assert not projection_exists(gds)
+
+
+def _when_projected(gds: Any, then: Any) -> Any:
+    """A stand-in for the digest stream that waits for Leiden's projection to exist, then
+    does `then`: it returns only if the projection is made while the digests stream."""
+
+    def read_digests(*args: Any, **kwargs: Any) -> Any:
+        deadline = time.monotonic() + 30
+        while not projection_exists(gds):
+            assert time.monotonic() < deadline, "no projection made while the digests streamed"
+            time.sleep(0.05)
+        return then(*args, **kwargs)
+
+    return read_digests
+
+
+def test_a_forced_run_projects_while_the_digests_stream(
+    neo4j_driver: Any, gds: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_graph(neo4j_driver)
+    monkeypatch.setattr(
+        build_communities,
+        "_read_digests",
+        _when_projected(gds, build_communities._read_digests),
+    )
+    forced = build_communities.detect_communities(neo4j_driver, "neo4j", gds, force=True)
+    assert forced.leiden_ran and forced.communities_per_level == {0: 2}
+    assert not projection_exists(gds)
+
+    def fails(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("stream failed")
+
+    monkeypatch.setattr(build_communities, "_read_digests", _when_projected(gds, fails))
+    with pytest.raises(RuntimeError, match="stream failed"):
+        build_communities.detect_communities(neo4j_driver, "neo4j", gds, force=True)
     assert not projection_exists(gds)
 
 
