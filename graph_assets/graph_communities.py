@@ -122,5 +122,6 @@ def graph_communities(
             "records_in_a_community": result.members_with_community,
             "membership_added": result.write["added"],
             "membership_removed": result.write["removed"],
+            "memberships_read": result.write["memberships_read"],
         }
     )

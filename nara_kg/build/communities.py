@@ -28,7 +28,11 @@ class CommunityResult:
     communities_per_level: dict[int, int]
     size_distribution: dict[str, int]
     members_with_community: int
-    write: dict[str, int] = field(default_factory=lambda: {"added": 0, "removed": 0})
+    #: Memberships added, removed and read back from the graph to compare (none when Leiden
+    #: was skipped).
+    write: dict[str, int] = field(
+        default_factory=lambda: {"added": 0, "removed": 0, "memberships_read": 0}
+    )
     #: False when the projection and the graph's communities were as the last run left them,
     #: so that Leiden (deterministic) could only have found the same communities again.
     leiden_ran: bool = True
@@ -143,6 +147,7 @@ def detect_communities(
     made on a thread of its own while they stream.
     Leiden itself needs the whole projection: modularity is a property of the whole graph."""
     from nara_kg.graph import communities as community_cypher
+    from nara_kg.graph.community_memberships import write_hierarchy
     from nara_kg.model.community_hierarchy import build_hierarchy, canonical_assignments
 
     known = read_json(state_path) if state_path is not None else None
@@ -200,7 +205,11 @@ def detect_communities(
         c.id: hashlib.sha256(",".join(map(str, c.members)).encode()).hexdigest()[:16]
         for c in hierarchy.communities.values()
     }
-    written = community_cypher.write_hierarchy(driver, database, hierarchy, member_hashes)
+    # The graph as the last successful run left it: its member hashes describe its memberships.
+    hashes_trusted = not force and known is not None and known.get("graph") == graph_digest
+    written = write_hierarchy(
+        driver, database, hierarchy, member_hashes, hashes_trusted=hashes_trusted
+    )
     per_level = Counter(c.level for c in hierarchy.communities.values())
     sizes = Counter(_size_bucket(c.size) for c in hierarchy.communities.values() if c.level == 0)
     result = CommunityResult(

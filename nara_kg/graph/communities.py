@@ -1,4 +1,5 @@
-"""GDS projection and Leiden, and the Community nodes written from its result."""
+"""GDS projection and Leiden, the projection's digests and the communities' state in the graph
+(written by :mod:`nara_kg.graph.community_memberships`)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from typing import TYPE_CHECKING, Any, Final
 import numpy as np
 from neo4j import Driver
 
-from nara_kg.graph.batches import read_all, write_batches, write_one
-from nara_kg.model.community_hierarchy import NO_COMMUNITY, Assignments, Hierarchy
+from nara_kg.graph.batches import read_all
+from nara_kg.model.community_hierarchy import NO_COMMUNITY, Assignments
 
 if TYPE_CHECKING:  # the client loads pandas: `nara-kg ask` reads reports without it
     from graphdatascience import GraphDataScience
@@ -153,69 +154,6 @@ CALL () {{
   RETURN count(r) AS parentLinks
 }}
 RETURN communities, members, parentLinks
-"""
-
-UPSERT_COMMUNITIES = f"""
-UNWIND $rows AS row
-MERGE (c:{Label.COMMUNITY} {{{CommunityProp.ID}: row.id}})
-SET c.{CommunityProp.LEVEL} = row.level, c.{CommunityProp.SIZE} = row.size
-"""
-
-#: Written after the memberships, so that a hash on a node says its members are written: a run
-#: stopped half-way leaves the old hashes, and the next one compares memberships again.
-SET_MEMBER_HASHES = f"""
-UNWIND $rows AS row
-MATCH (c:{Label.COMMUNITY} {{{CommunityProp.ID}: row.id}})
-SET c.{CommunityProp.MEMBER_HASH} = row.memberHash
-"""
-
-DELETE_STALE_COMMUNITIES = f"""
-MATCH (c:{Label.COMMUNITY}) WHERE NOT c.{CommunityProp.ID} IN $ids
-DETACH DELETE c
-"""
-
-#: The parent links between communities, as (member, community) rows of REMOVE_MEMBERSHIP.
-EXISTING_PARENT_LINKS = f"""
-MATCH (m:{Label.COMMUNITY})-[:{Rel.IN_COMMUNITY}]->(c:{Label.COMMUNITY})
-RETURN 'community:' + m.{CommunityProp.ID} AS member, c.{CommunityProp.ID} AS community
-"""
-
-#: The memberships of the chunks of the records with naIds in ($after, $upto], by a range seek
-#: on the naId index.
-MEMBERSHIPS_OF_RANGE = f"""
-MATCH (m:{Label.CHUNK})-[:{Rel.IN_COMMUNITY}]->(c:{Label.COMMUNITY})
-WHERE m.{Prop.NA_ID} > $after AND m.{Prop.NA_ID} <= $upto
-RETURN m.{Prop.CHUNK_ID} AS member, c.{CommunityProp.ID} AS community
-"""
-
-#: Members compared at a time: the desired and current memberships of one range are held, never
-#: all of them (at 10^6 records, two sets of a million pairs of strings).
-MEMBERS_PER_RANGE = 50_000
-
-#: Bounds below and above every naId, for the first and the last range.
-_BELOW_ALL_NA_IDS: Final = -1
-_ABOVE_ALL_NA_IDS: Final = 2**63 - 1
-
-
-ADD_MEMBERS = f"""
-UNWIND $rows AS row
-MATCH (m:{Label.CHUNK} {{{Prop.CHUNK_ID}: row[0]}})
-MATCH (c:{Label.COMMUNITY} {{{CommunityProp.ID}: row[1]}})
-MERGE (m)-[:{Rel.IN_COMMUNITY}]->(c)
-"""
-
-ADD_PARENTS = f"""
-UNWIND $rows AS row
-MATCH (child:{Label.COMMUNITY} {{{CommunityProp.ID}: row[0]}})
-MATCH (parent:{Label.COMMUNITY} {{{CommunityProp.ID}: row[1]}})
-MERGE (child)-[:{Rel.IN_COMMUNITY}]->(parent)
-"""
-
-REMOVE_MEMBERSHIP = f"""
-UNWIND $rows AS row
-MATCH (m)-[r:{Rel.IN_COMMUNITY}]->(c:{Label.COMMUNITY} {{{CommunityProp.ID}: row[1]}})
-WHERE coalesce(m.{Prop.CHUNK_ID}, 'community:' + m.{CommunityProp.ID}) = row[0]
-DELETE r
 """
 
 COMMUNITY_SCHEMA = (
@@ -429,19 +367,6 @@ def community_state_digest(driver: Driver, database: str) -> str:
     return digest_of_state(community_state(driver, database))
 
 
-def hierarchy_is_written(
-    state: dict[str, Any], hierarchy: Hierarchy, member_hashes: dict[str, str]
-) -> bool:
-    """Whether the graph holds `hierarchy` already, judged from :func:`community_state`: every
-    community with its members' hash (written only once its memberships were) and no other,
-    and as many memberships and parent links as the hierarchy has."""
-    return (
-        dict(map(tuple, state["communities"])) == member_hashes
-        and state["members"] == len(hierarchy.finest)
-        and state["parentLinks"] == sum(1 for c in hierarchy.communities.values() if c.parent)
-    )
-
-
 def projection_exists(gds: GraphDataScience) -> bool:
     return bool(gds.graph.exists(GDS_PROJECTION))
 
@@ -531,94 +456,3 @@ def read_assignments(driver: Driver, database: str, nodes: int, width: int) -> A
             levels[row, : len(ids)] = ids
             row += 1
     return Assignments(na_ids[:row], levels[:row])
-
-
-def write_hierarchy(
-    driver: Driver, database: str, hierarchy: Hierarchy, member_hashes: dict[str, str]
-) -> dict[str, int]:
-    """Make Community nodes and IN_COMMUNITY relationships equal `hierarchy`, by difference.
-    When the graph's communities carry the hierarchy's member hashes and its numbers of
-    memberships (Leiden ran again on changed weights and found the same communities), the
-    memberships are not read back; otherwise they are compared MEMBERS_PER_RANGE members at a
-    time, in naId ranges."""
-    desired_parents = {
-        (f"community:{c.id}", c.parent) for c in hierarchy.communities.values() if c.parent
-    }
-    if hierarchy_is_written(community_state(driver, database), hierarchy, member_hashes):
-        return {
-            "memberships": len(hierarchy.finest),
-            "parent_links": len(desired_parents),
-            "added": 0,
-            "removed": 0,
-        }
-    for statement in COMMUNITY_SCHEMA:
-        write_one(driver, database, statement)
-    rows = [{"id": c.id, "level": c.level, "size": c.size} for c in hierarchy.communities.values()]
-    write_batches(driver, database, UPSERT_COMMUNITIES, rows)
-    write_one(driver, database, DELETE_STALE_COMMUNITIES, ids=list(hierarchy.communities))
-    current_parents = {
-        (r["member"], r["community"]) for r in read_all(driver, database, EXISTING_PARENT_LINKS)
-    }
-    added, removed = _write_difference(driver, database, desired_parents, current_parents)
-    for after, upto, desired in member_ranges(hierarchy.finest, MEMBERS_PER_RANGE):
-        current = {
-            (r["member"], r["community"])
-            for r in read_all(driver, database, MEMBERSHIPS_OF_RANGE, after=after, upto=upto)
-        }
-        more, fewer = _write_difference(driver, database, desired, current)
-        added, removed = added + more, removed + fewer
-    write_batches(
-        driver,
-        database,
-        SET_MEMBER_HASHES,
-        [{"id": cid, "memberHash": digest} for cid, digest in member_hashes.items()],
-    )
-    return {
-        "memberships": len(hierarchy.finest),
-        "parent_links": len(desired_parents),
-        "added": added,
-        "removed": removed,
-    }
-
-
-def member_ranges(
-    finest: dict[int, str], size: int
-) -> Iterator[tuple[int, int, set[tuple[str, str]]]]:
-    """(after, upto, memberships) for `size` members at a time in naId order, the first range
-    open below and the last above, so that together they cover every naId: a chunk that is no
-    member any more loses its membership."""
-    ordered = sorted(finest)
-    if not ordered:
-        yield _BELOW_ALL_NA_IDS, _ABOVE_ALL_NA_IDS, set()
-        return
-    after = _BELOW_ALL_NA_IDS
-    for start in range(0, len(ordered), size):
-        chunk = ordered[start : start + size]
-        last = start + size >= len(ordered)
-        upto = _ABOVE_ALL_NA_IDS if last else chunk[-1]
-        yield after, upto, {(f"{na_id}-0", finest[na_id]) for na_id in chunk}
-        after = upto
-
-
-def _write_difference(
-    driver: Driver, database: str, desired: set[tuple[str, str]], current: set[tuple[str, str]]
-) -> tuple[int, int]:
-    """Add the desired (member, community) links the graph lacks and remove those it has but
-    should not; members are chunkIds, or 'community:' + id for a parent link."""
-    to_remove = sorted(current - desired)
-    write_batches(driver, database, REMOVE_MEMBERSHIP, [list(e) for e in to_remove])
-    to_add = sorted(desired - current)
-    write_batches(
-        driver, database, ADD_MEMBERS, [list(e) for e in to_add if not _is_parent_link(e)]
-    )
-    write_batches(
-        driver,
-        database,
-        ADD_PARENTS,
-        [[m.removeprefix("community:"), c] for m, c in to_add if _is_parent_link((m, c))],
-    )
-    return len(to_add), len(to_remove)
-
-
-def _is_parent_link(link: tuple[str, str]) -> bool:
-    return link[0].startswith("community:")

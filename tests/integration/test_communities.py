@@ -306,25 +306,25 @@ def test_leiden_is_skipped_only_while_its_input_and_the_communities_are_unchange
 def test_memberships_are_read_back_only_when_the_graph_may_differ(
     neo4j_driver: Any, gds: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from nara_kg.graph import communities as community_cypher
+    from nara_kg.graph import community_memberships as memberships
 
     make_graph(neo4j_driver)
     build_communities.detect_communities(neo4j_driver, "neo4j", gds)
     members = membership(neo4j_driver)
     reads: list[str] = []
-    real_read_all = community_cypher.read_all
+    real_read_all = memberships.read_all
 
     def spying_read_all(driver: Any, database: str, query: str, **params: Any) -> Any:
         reads.append(query)
         return real_read_all(driver, database, query, **params)
 
-    monkeypatch.setattr(community_cypher, "read_all", spying_read_all)
+    monkeypatch.setattr(memberships, "read_all", spying_read_all)
     # Two members a range: the comparison crosses ranges.
-    monkeypatch.setattr(community_cypher, "MEMBERS_PER_RANGE", 2)
+    monkeypatch.setattr(memberships, "MEMBERS_PER_RANGE", 2)
 
     # Leiden runs again (no state kept) and finds the same communities: nothing is read back.
     again = build_communities.detect_communities(neo4j_driver, "neo4j", gds)
-    assert community_cypher.MEMBERSHIPS_OF_RANGE not in reads
+    assert memberships.MEMBERSHIPS_OF_RANGE not in reads
     assert again.write["added"] == again.write["removed"] == 0
     assert membership(neo4j_driver) == members
 
@@ -332,7 +332,7 @@ def test_memberships_are_read_back_only_when_the_graph_may_differ(
     neo4j_driver.execute_query("MATCH (:Chunk {naId: 3})-[r:IN_COMMUNITY]->() DELETE r")
     reads.clear()
     restored = build_communities.detect_communities(neo4j_driver, "neo4j", gds)
-    assert reads.count(community_cypher.MEMBERSHIPS_OF_RANGE) == -(-len(members) // 2)
+    assert reads.count(memberships.MEMBERSHIPS_OF_RANGE) == -(-len(members) // 2)
     assert restored.write["added"] == 1
     assert membership(neo4j_driver) == members
 
@@ -342,10 +342,112 @@ def test_memberships_are_read_back_only_when_the_graph_may_differ(
     )
     reads.clear()
     build_communities.detect_communities(neo4j_driver, "neo4j", gds)
-    assert community_cypher.MEMBERSHIPS_OF_RANGE in reads
+    assert memberships.MEMBERSHIPS_OF_RANGE in reads
     assert (
         scalar(
             neo4j_driver, "MATCH (c:Community {memberHash: 'from a stopped run'}) RETURN count(c)"
         )
         == 0
     )
+
+
+def _hierarchy(groups: list[list[int]]) -> tuple[Any, dict[str, str]]:
+    """A one-level hierarchy of `groups` (named by their smallest member) and its member hashes,
+    as detect_communities makes them."""
+    import hashlib
+
+    from nara_kg.model.community_hierarchy import build_hierarchy, canonical_assignments
+
+    pairs = [(na_id, [group[0]]) for group in groups for na_id in group]
+    hierarchy = build_hierarchy(canonical_assignments(pairs))
+    hashes = {
+        c.id: hashlib.sha256(",".join(map(str, c.members)).encode()).hexdigest()[:16]
+        for c in hierarchy.communities.values()
+    }
+    return hierarchy, hashes
+
+
+def _write(driver: Any, groups: list[list[int]], *, trusted: bool) -> dict[str, int]:
+    from nara_kg.graph.community_memberships import write_hierarchy
+
+    hierarchy, hashes = _hierarchy(groups)
+    return write_hierarchy(driver, "neo4j", hierarchy, hashes, hashes_trusted=trusted)
+
+
+def test_trusted_hashes_compare_only_the_communities_whose_members_change(
+    neo4j_driver: Any,
+) -> None:
+    wipe(neo4j_driver)
+    neo4j_driver.execute_query(
+        "UNWIND range(1, 20) AS id CREATE (:Chunk {naId: id, chunkId: toString(id) + '-0'})"
+    )
+    before = [[1, 2, 3], [4, 5, 6], list(range(7, 21))]
+    assert _write(neo4j_driver, before, trusted=False)["added"] == 20
+    # Record 3 moves to the second group ("0-4" becomes "0-3"); the third group is not read.
+    after = [[1, 2], [3, 4, 5, 6], list(range(7, 21))]
+    moved = _write(neo4j_driver, after, trusted=True)
+    assert membership(neo4j_driver) == {n: f"0-{g[0]}" for g in after for n in g}
+    # "0-1"'s three links are read; "0-4" was deleted with its links, "0-3" is new.
+    assert moved["memberships_read"] == 3
+    assert (moved["added"], moved["removed"]) == (4, 1)
+    # Untrusted, every membership is read back (those of "0-3", deleted, are gone first).
+    assert _write(neo4j_driver, before, trusted=False)["memberships_read"] == 20 - 4
+    assert membership(neo4j_driver) == {n: f"0-{g[0]}" for g in before for n in g}
+
+
+def test_a_stopped_write_leaves_its_changing_communities_without_a_hash(
+    neo4j_driver: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nara_kg.graph import community_memberships as memberships
+
+    wipe(neo4j_driver)
+    neo4j_driver.execute_query(
+        "UNWIND range(1, 20) AS id CREATE (:Chunk {naId: id, chunkId: toString(id) + '-0'})"
+    )
+    before = [[1, 2, 3], [4, 5, 6], list(range(7, 21))]
+    _write(neo4j_driver, before, trusted=False)
+    real_write_batches = memberships.write_batches
+
+    def stopping(driver: Any, database: str, statement: str, rows: Any, **kw: Any) -> int:
+        if statement == memberships.ADD_MEMBERS and rows:
+            raise RuntimeError("stopped")
+        return real_write_batches(driver, database, statement, rows, **kw)
+
+    # The move of record 3 stops after its old membership went and before its new one came.
+    monkeypatch.setattr(memberships, "write_batches", stopping)
+    with pytest.raises(RuntimeError, match="stopped"):
+        _write(neo4j_driver, [[1, 2], [3, 4, 5, 6], list(range(7, 21))], trusted=True)
+    monkeypatch.setattr(memberships, "write_batches", real_write_batches)
+    assert 3 not in membership(neo4j_driver)
+    # The move is taken back: "0-1" wants its old members again, whose hash it held.
+    _write(neo4j_driver, before, trusted=True)
+    assert membership(neo4j_driver) == {n: f"0-{g[0]}" for g in before for n in g}
+
+
+def test_after_a_projection_change_only_the_changed_communities_are_read_back(
+    neo4j_driver: Any, gds: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nara_kg.graph import community_memberships as memberships
+
+    # Group A is half of this small graph: compared by id however large its share.
+    monkeypatch.setattr(memberships, "CHANGED_MEMBERS_SHARE", 1.0)
+    make_graph(neo4j_driver)
+    state = tmp_path / "leiden.json"
+    first = build_communities.detect_communities(neo4j_driver, "neo4j", gds, state_path=state)
+    assert first.write["memberships_read"] == 0  # an empty graph
+    # The isolated record joins group A through its subject: group B's community is unchanged.
+    neo4j_driver.execute_query(
+        "MATCH (a:Chunk {naId: 1000}), (b:Chunk {naId: 99}) CREATE (a)-[:subject]->(b)"
+    )
+    joined = build_communities.detect_communities(neo4j_driver, "neo4j", gds, state_path=state)
+    assert joined.leiden_ran
+    members = membership(neo4j_driver)
+    assert members[99] == members[1] != members[11]
+    assert joined.write["memberships_read"] == len(GROUP_A) + 1
+    assert (joined.write["added"], joined.write["removed"]) == (1, 0)
+    # The full rebuild finds the same communities: nothing to write.
+    rebuilt = build_communities.detect_communities(
+        neo4j_driver, "neo4j", gds, state_path=state, force=True
+    )
+    assert membership(neo4j_driver) == members
+    assert rebuilt.write["added"] == rebuilt.write["removed"] == 0

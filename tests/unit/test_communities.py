@@ -35,7 +35,7 @@ def test_key_format() -> None:
 
 
 def test_member_ranges_cover_every_na_id_in_order() -> None:
-    from nara_kg.graph.communities import member_ranges
+    from nara_kg.graph.community_memberships import member_ranges
 
     finest = {30: "0-10", 10: "0-10", 20: "1-20", 40: "1-20", 50: "0-50"}
     ranges = list(member_ranges(finest, 2))
@@ -58,3 +58,20 @@ def test_ragged_levels_and_unsorted_input_give_the_same_hierarchy() -> None:
     assert hierarchy.communities["1-7"].members == (2, 4, 9)
     assert hierarchy.communities["0-1"].parent == "1-7"
     assert hierarchy.finest == {2: "0-1", 5: "0-1", 4: "0-3", 9: "0-3"}
+
+
+def test_community_batches_hold_the_changing_communities_members_and_no_others() -> None:
+    from nara_kg.graph.community_memberships import community_batches
+
+    finest = {1: "0-1", 2: "0-1", 3: "0-3", 4: "0-3", 5: "0-3", 6: "0-6", 7: "1-7"}
+    # "0-6" is not changing: its member is in no batch. "1-9" holds no record directly (its
+    # members' finest communities are lower) yet is asked for, so a stray link to it is found.
+    batches = list(community_batches(finest, ["0-1", "0-3", "1-7", "1-9"], 3))
+    assert [ids for ids, _ in batches] == [["0-1"], ["0-3"], ["1-7", "1-9"]]
+    assert batches[0][1] == {("1-0", "0-1"), ("2-0", "0-1")}
+    # A community larger than a batch is a batch of its own.
+    assert [ids for ids, _ in community_batches(finest, ["0-3"], 2)] == [["0-3"]]
+    assert set().union(*(links for _, links in batches)) == {
+        (f"{na_id}-0", cid) for na_id, cid in finest.items() if cid != "0-6"
+    }
+    assert list(community_batches(finest, [], 3)) == []
