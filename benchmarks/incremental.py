@@ -1,5 +1,7 @@
 """Incremental builds at scale: at each N, `nara-kg build --full`, then `nara-kg build` with
-nothing changed, then `nara-kg build` after 0.1% of the records of ONE file were edited
+nothing changed, then `nara-kg build` after 0.1% of the records of ONE file were edited, then
+`nara-kg build` after 0.1% of one description file's records were given a subject another
+file's record names, which changes Leiden's projection so that it runs again
 (`nara-kg bench --scale 10000 --scale 100000 --incremental`).
 
 Each build is the real command line (`nara-kg build`, the jobs, the step processes, the
@@ -15,7 +17,9 @@ measured. Per build:
 * peak RSS: of the largest single process of the build (the command, the forkserver and the
   step processes, from getrusage of the reaped process tree), and of the whole tree at once
   (the sum of the tree's RSS, sampled from /proc);
-* per asset, the `records_touched` figure its materializations report, where they do.
+* per asset, the `records_touched` figure its materializations report, where they do;
+* `graph_communities`' figures: whether Leiden ran, the communities it changed and the
+  memberships read back from the graph to compare.
 
 The tables are in :mod:`benchmarks.incremental_report`.
 """
@@ -41,12 +45,19 @@ from benchmarks.scale import growth_exponent
 from nara_kg.embedding.standin import STANDIN_BACKEND, standin_key
 from nara_kg.settings import PROJECT_ROOT, Neo4jSettings
 
-#: The three builds at each N, in the order they run.
-MODES = ("full", "no_change", "one_file_change")
+#: The builds at each N, in the order they run.
+MODES = ("full", "no_change", "one_file_change", "one_file_relinked")
 #: Share of all records edited (in one file) before the third build.
 CHANGE_SHARE = 0.001
 #: Metadata key the graph writers report the records they touched under.
 RECORDS_TOUCHED = "records_touched"
+#: graph_communities' metadata the report shows for each build.
+COMMUNITY_FIGURES = (
+    "leiden_skipped",
+    "communities_changed",
+    "memberships_read",
+    "records_in_a_community",
+)
 #: Steps shorter than this at the larger N get no exponent: their ratio is noise.
 _MIN_SECONDS_FOR_EXPONENT = 0.5
 
@@ -93,6 +104,66 @@ def edit_lines(lines: Sequence[str], count: int, tag: str = "1") -> tuple[list[s
     for number, index in enumerate(positions):
         out[index] = edit_record_line(out[index], f"{tag}.{number}")
     return out, positions
+
+
+# --- the 0.1% relink -----------------------------------------------------------------------
+
+
+def relink_record_line(line: str, subject: Mapping[str, Any]) -> str:
+    """The record of one export line with `subject` (an entry of another record's `subjects`)
+    added to its own: an authority edge of the projection Leiden reads."""
+    payload = json.loads(line)
+    payload["record"].setdefault("subjects", []).append(dict(subject))
+    return json.dumps(payload, ensure_ascii=False)
+
+
+def relink_lines(
+    lines: Sequence[str], subjects: Sequence[Mapping[str, Any]], count: int
+) -> tuple[list[str], list[int]]:
+    """The lines with `count` of their records (spread as :func:`edit_positions` spreads them)
+    each given the next of `subjects` it does not name yet, and the indexes changed."""
+    out = list(lines)
+    changed = []
+    pool = itertools.cycle(subjects)
+    for index in edit_positions(len(out), count):
+        named = {s.get("naId") for s in json.loads(out[index])["record"].get("subjects") or []}
+        # At most one lap of the pool: a record that names every subject is left as it is.
+        lap = itertools.islice(pool, len(subjects))
+        subject = next((s for s in lap if s["naId"] not in named), None)
+        if subject is not None:
+            out[index] = relink_record_line(out[index], subject)
+            changed.append(index)
+    return out, changed
+
+
+def relink_one_file(data_dir: Path, share: float = CHANGE_SHARE) -> dict[str, Any]:
+    """Give `share` of the export's records, all in its largest description file, a subject
+    that records of other files name."""
+    line_counts = {path: _line_count(path) for path in export_files(data_dir)}
+    descriptions = {p: n for p, n in line_counts.items() if "descriptions" in p.parts}
+    if not descriptions:
+        raise ValueError(f"{data_dir} holds no description file to relink")
+    target = pick_file(descriptions)
+    count = records_to_edit(sum(line_counts.values()), descriptions[target], share)
+    subjects: dict[int, dict[str, Any]] = {}
+    for path in sorted(descriptions, key=str):
+        if path == target or len(subjects) >= count:
+            continue
+        with path.open(encoding="utf-8") as handle:
+            for line in handle:
+                for subject in json.loads(line)["record"].get("subjects") or []:
+                    subjects.setdefault(subject["naId"], subject)
+    lines = target.read_text(encoding="utf-8").splitlines()
+    edited, positions = relink_lines(lines, list(subjects.values()), count)
+    target.write_text("\n".join(edited) + "\n", encoding="utf-8")
+    total = sum(line_counts.values())
+    return {
+        "file": str(target.relative_to(data_dir)),
+        "records_changed": len(positions),
+        "records_total": total,
+        "share_requested": share,
+        "share": round(len(positions) / total, 6) if total else 0.0,
+    }
 
 
 def export_files(data_dir: Path) -> list[Path]:
@@ -267,6 +338,26 @@ def records_touched(instance: Any, run_ids: Sequence[str]) -> dict[str, int]:
     return dict(sorted({**whole, **partitioned}.items()))
 
 
+def community_figures(instance: Any, run_ids: Sequence[str]) -> dict[str, Any]:
+    """:data:`COMMUNITY_FIGURES` of the last `graph_communities` materialization in these runs
+    (empty when none of them materialized it)."""
+    import dagster as dg
+
+    from graph_assets.common import plain_metadata
+
+    figures: dict[str, Any] = {}
+    for run_id in run_ids:
+        for entry in instance.all_logs(run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION):
+            event = entry.dagster_event
+            if event is None:
+                continue
+            materialization = event.step_materialization_data.materialization
+            if materialization.asset_key.to_user_string() == "graph_communities":
+                metadata = plain_metadata(materialization.metadata)
+                figures = {key: metadata.get(key) for key in COMMUNITY_FIGURES}
+    return figures
+
+
 def build_env(dagster_home: Path, work_dir: Path, settings: Neo4jSettings) -> dict[str, str]:
     return {
         **os.environ,
@@ -327,6 +418,7 @@ def timed_build(
     with dg.DagsterInstance.from_config(str(dagster_home)) as instance:
         steps = step_figures(instance, run_ids)
         touched = records_touched(instance, run_ids)
+        communities = community_figures(instance, run_ids)
         step_peaks = step_peak_rss_mb(instance, run_ids, sampler.peak_by_pid_kb)
     return {
         "wall_seconds": round(wall, 3),
@@ -340,6 +432,7 @@ def timed_build(
         "peak_tree_rss_mb": round(sampler.peak_sum_kb / 1024, 1),
         "step_peak_rss_mb": step_peaks,
         "records_touched": touched,
+        "communities": communities,
         "run_ids": run_ids,
         "files_processed": summary.get("files_processed"),
         "files_skipped": summary.get("files_skipped"),
@@ -360,7 +453,8 @@ def incremental_run(
     keep: bool = False,
     log: Log = quiet,
 ) -> dict[str, Any]:
-    """One N: generate, wipe, then the full, no-change and one-file-change builds."""
+    """One N: generate, wipe, then the full, no-change, one-file-change and one-file-relinked
+    builds."""
     base = scratch.resolve() / "incremental" / str(records)
     data_dir, work_dir, dagster_home = base / "data", base / "work", base / "dagster_home"
     shutil.rmtree(base, ignore_errors=True)
@@ -370,10 +464,14 @@ def incremental_run(
     wipe_database(driver, settings.database)
     builds: dict[str, Any] = {}
     change: dict[str, Any] | None = None
+    relink: dict[str, Any] | None = None
     for mode in MODES:
         if mode == "one_file_change":
             change = change_one_file(data_dir)
             log(f"incremental {records}: edited {change['records_changed']} in {change['file']}")
+        if mode == "one_file_relinked":
+            relink = relink_one_file(data_dir)
+            log(f"incremental {records}: relinked {relink['records_changed']} in {relink['file']}")
         builds[mode] = timed_build(
             data_dir, dagster_home, work_dir, settings, full=mode == "full", timeout=timeout
         )
@@ -390,6 +488,7 @@ def incremental_run(
         "requested_records": records,
         "files": dataset["files"],
         "change": change,
+        "relink": relink,
         "builds": builds,
     }
 

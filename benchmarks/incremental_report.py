@@ -18,6 +18,7 @@ _MODE_LABELS = {
     "full": "full (`--full`)",
     "no_change": "nothing changed",
     "one_file_change": "0.1% changed, one file",
+    "one_file_relinked": "0.1% relinked, one file",
 }
 
 
@@ -200,7 +201,17 @@ def markdown_incremental_report(result: dict[str, Any]) -> str:
                 f"{change['records_changed']:,} records ({change['share']:.3%}) in "
                 f"`{change['file']}`."
             )
+        relink = run.get("relink") or {}
+        if relink:
+            lines.append(
+                f"* N = {run['records']:,}: the fourth build follows a subject that other files' "
+                f"records name added to {relink['records_changed']:,} records "
+                f"({relink['share']:.3%}) in `{relink['file']}`: Leiden's projection changes."
+            )
     lines += ["", *summary_table(runs)]
+    communities = communities_table(runs)
+    if communities:
+        lines += ["", "`graph_communities` in each build", "", *communities]
     for mode in MODES:
         lines += ["", f"Per step, {_MODE_LABELS[mode]}: seconds (records touched)", ""]
         lines += steps_table(runs, mode)
@@ -224,6 +235,39 @@ def markdown_incremental_report(result: dict[str, Any]) -> str:
             *growth_table(result["growth"]),
         ]
     return "\n".join(lines)
+
+
+def communities_table(runs: Sequence[dict[str, Any]]) -> list[str]:
+    """One row per N and build that materialized `graph_communities`: whether Leiden ran, the
+    communities it changed and the memberships read back to compare, of all in a community."""
+    rows = []
+    for run in runs:
+        for mode in MODES:
+            figures = (run["builds"].get(mode) or {}).get("communities") or {}
+            if not figures:
+                continue
+            skipped = figures.get("leiden_skipped")
+            rows.append(
+                [
+                    _cell(run["records"]),
+                    _MODE_LABELS[mode],
+                    "-" if skipped is None else ("no" if skipped else "yes"),
+                    _cell(figures.get("communities_changed")),
+                    _cell(figures.get("memberships_read")),
+                    _cell(figures.get("records_in_a_community")),
+                ]
+            )
+    if not rows:
+        return []
+    header = [
+        "records",
+        "build",
+        "Leiden ran",
+        "communities changed",
+        "memberships read back",
+        "records in a community",
+    ]
+    return _table(header, rows, numeric_from=3)
 
 
 def replace_section(text: str, block: str, title: str = SECTION_TITLE) -> str:

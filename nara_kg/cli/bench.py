@@ -106,9 +106,11 @@ def _make_benchmarks_importable() -> None:
 @click.option(
     "--incremental",
     is_flag=True,
-    help="With --scale: at each N, `nara-kg build --full`, a build with nothing changed and "
-    "one after 0.1% of the records of one file changed (stand-in model); per-step and "
-    "orchestration time, peak RSS, records touched, growth between N's (see "
+    help="With --scale: at each N, `nara-kg build --full`, a build with nothing changed, "
+    "one after 0.1% of the records of one file changed and one after 0.1% of one description "
+    "file's records got another file's subject, so that Leiden runs again (stand-in model); "
+    "per-step and orchestration time, peak RSS, records touched, what graph_communities read "
+    "back, growth between N's (see "
     "benchmarks/incremental.py). The report goes to the section 'Incremental builds at scale' "
     "of --out and --scaling-out.",
 )

@@ -18,6 +18,8 @@ from benchmarks.incremental import (
     incremental_growth,
     pick_file,
     records_to_edit,
+    relink_lines,
+    relink_one_file,
     step_peak_rss_mb,
 )
 from benchmarks.incremental_report import (
@@ -79,6 +81,39 @@ def test_change_one_file_edits_the_share_in_the_largest_file(tmp_path: Path) -> 
     assert pick_file({Path("y"): 3, Path("x"): 3, Path("z"): 1}) == Path("x")
 
 
+def test_relink_lines_gives_each_record_a_subject_it_does_not_name_yet() -> None:
+    known = {"naId": 7, "heading": "Floods", "authorityType": "topicalSubject"}
+    other = {"naId": 8, "heading": "Dams", "authorityType": "topicalSubject"}
+    lines = [_line(1, subjects=[known]), _line(2), _line(3), _line(4, subjects=[known, other])]
+    relinked, positions = relink_lines(lines, [known, other], 4)
+    # Record 1 names the first subject already, so it gets the next; record 4 names both.
+    assert positions == [0, 1, 2]
+    assert [s["naId"] for s in json.loads(relinked[0])["record"]["subjects"]] == [7, 8]
+    assert json.loads(relinked[1])["record"]["subjects"] == [known]
+    assert json.loads(relinked[2])["record"]["subjects"] == [other]
+    assert relinked[3] == lines[3]
+    assert relink_lines(lines, [], 4) == (lines, [])
+
+
+def test_relink_one_file_takes_subjects_from_other_description_files(tmp_path: Path) -> None:
+    subject = {"naId": 9, "heading": "Dams", "authorityType": "topicalSubject"}
+    big = tmp_path / "descriptions" / "a" / "big.jsonl"
+    donor = tmp_path / "descriptions" / "b" / "donor.jsonl"
+    authorities = tmp_path / "authority-records" / "person" / "people.jsonl"
+    for path, lines in (
+        (big, [_line(i) for i in range(1500)]),
+        (donor, [_line(2000, subjects=[subject])]),
+        (authorities, [_line(3000 + i, authorityType="person") for i in range(2000)]),
+    ):
+        path.parent.mkdir(parents=True)
+        path.write_text("\n".join(lines) + "\n")
+    # The authority file is the largest, but only a description file is relinked.
+    relink = relink_one_file(tmp_path)
+    assert relink["file"] == "descriptions/a/big.jsonl" and relink["records_changed"] == 4
+    assert big.read_text().count('"heading": "Dams"') == 4
+    assert relink["records_total"] == 3501
+
+
 def test_covered_seconds_counts_overlapping_steps_once() -> None:
     assert covered_seconds([]) == 0.0
     assert covered_seconds([(0, 2), (1, 3), (5, 6)]) == 4.0
@@ -108,10 +143,20 @@ def _result() -> dict[str, Any]:
                 "records": n,
                 "files": n // 200,
                 "change": {"file": "f.jsonl", "records_changed": 1, "share": 1 / n},
+                "relink": {"file": "d.jsonl", "records_changed": 1, "share": 1 / n},
                 "builds": {
                     "full": _build(20 * factor, {"graph_nodes": 10 * factor}, 100 * factor, n),
                     "no_change": _build(5.0, {"graph_nodes": 1.0}, 100.0, 0),
                     "one_file_change": _build(8.0, {"graph_nodes": 2.0}, 100.0, None),
+                    "one_file_relinked": _build(9.0, {"graph_nodes": 2.0}, 100.0, None)
+                    | {
+                        "communities": {
+                            "leiden_skipped": False,
+                            "communities_changed": 3,
+                            "memberships_read": n // 20,
+                            "records_in_a_community": n,
+                        }
+                    },
                 },
             }
         )
@@ -157,6 +202,8 @@ def test_report_tables() -> None:
     assert "| graph_nodes | 10.00 (1,000) | 100.00 (10,000) |" in text
     assert "| 1,000→10,000 | full (`--full`) | 1.00 |" in text
     assert "edit of 1 records (0.010%) in `f.jsonl`" in text
+    assert "added to 1 records (0.010%) in `d.jsonl`: Leiden's projection changes" in text
+    assert "| 10,000 | 0.1% relinked, one file | yes | 3 | 500 | 10,000 |" in text
     # Each step's own peak, with its exponent (50 -> 500 MB over 1,000 -> 10,000 records).
     assert "| graph_nodes | 50 | 500 | 1.00 |" in text
     result = _result()
@@ -181,7 +228,7 @@ def test_section_is_added_once_then_replaced(tmp_path: Path) -> None:
 def test_a_tiny_incremental_run_end_to_end(
     neo4j_driver: Any, neo4j_settings: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The three builds of one small N through `nara-kg build`, measured (not timed: any
+    """The four builds of one small N through `nara-kg build`, measured (not timed: any
     figure > 0 will do)."""
     from benchmarks.incremental import run_incremental
 
@@ -190,8 +237,8 @@ def test_a_tiny_incremental_run_end_to_end(
     result = run_incremental([120], tmp_path, neo4j_settings, timeout=600)
     (run,) = result["runs"]
     assert run["change"]["records_changed"] == 1
-    full, unchanged, changed = (run["builds"][mode] for mode in MODES)
-    for build in (full, unchanged, changed):
+    full, unchanged, changed, relinked = (run["builds"][mode] for mode in MODES)
+    for build in (full, unchanged, changed, relinked):
         assert build["wall_seconds"] > 0 and build["peak_rss_mb"] > 0
         assert 0 <= build["orchestration_seconds"] <= build["wall_seconds"]
     assert "graph_nodes" in full["steps"] and full["files_processed"] == run["files"]
@@ -200,4 +247,11 @@ def test_a_tiny_incremental_run_end_to_end(
     # Nothing changed: no step runs at all; one file changed: only that file is processed.
     assert unchanged["steps"] == {} and unchanged["run_ids"] == []
     assert changed["files_processed"] == 1 and "graph_nodes" in changed["steps"]
-    assert "| 120 |" in markdown_incremental_report(result)
+    # A text edit leaves Leiden's projection as it was; a new subject changes it.
+    assert changed["communities"]["leiden_skipped"] is True
+    assert run["relink"]["records_changed"] >= 1
+    figures = relinked["communities"]
+    assert figures["leiden_skipped"] is False
+    assert 0 < figures["memberships_read"] <= figures["records_in_a_community"]
+    report = markdown_incremental_report(result)
+    assert "| 120 |" in report and "| 0.1% relinked, one file | yes |" in report
