@@ -35,7 +35,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -155,15 +155,7 @@ def relink_one_file(data_dir: Path, share: float = CHANGE_SHARE) -> dict[str, An
                     subjects.setdefault(subject["naId"], subject)
     lines = target.read_text(encoding="utf-8").splitlines()
     edited, positions = relink_lines(lines, list(subjects.values()), count)
-    target.write_text("\n".join(edited) + "\n", encoding="utf-8")
-    total = sum(line_counts.values())
-    return {
-        "file": str(target.relative_to(data_dir)),
-        "records_changed": len(positions),
-        "records_total": total,
-        "share_requested": share,
-        "share": round(len(positions) / total, 6) if total else 0.0,
-    }
+    return _rewrite(data_dir, target, edited, positions, sum(line_counts.values()), share)
 
 
 def export_files(data_dir: Path) -> list[Path]:
@@ -190,7 +182,19 @@ def change_one_file(data_dir: Path, share: float = CHANGE_SHARE, tag: str = "1")
     lines = target.read_text(encoding="utf-8").splitlines()
     count = records_to_edit(total, len(lines), share)
     edited, positions = edit_lines(lines, count, tag)
-    target.write_text("\n".join(edited) + "\n", encoding="utf-8")
+    return _rewrite(data_dir, target, edited, positions, total, share)
+
+
+def _rewrite(
+    data_dir: Path,
+    target: Path,
+    lines: Sequence[str],
+    positions: Sequence[int],
+    total: int,
+    share: float,
+) -> dict[str, Any]:
+    """Write `lines` to `target`, and what changed there, as the report shows it."""
+    target.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return {
         "file": str(target.relative_to(data_dir)),
         "records_changed": len(positions),
@@ -317,45 +321,41 @@ def records_touched(instance: Any, run_ids: Sequence[str]) -> dict[str, int]:
     partitions (a per-file asset's partition-less run total is used only when it has no
     partitioned materialization, so that nothing is counted twice). Assets that do not report
     it are left out."""
-    import dagster as dg
-
     from graph_assets.common import plain_metadata
 
     partitioned: dict[str, int] = {}
     whole: dict[str, int] = {}
-    for run_id in run_ids:
-        for entry in instance.all_logs(run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION):
-            event = entry.dagster_event
-            if event is None:
-                continue
-            materialization = event.step_materialization_data.materialization
-            value = plain_metadata(materialization.metadata).get(RECORDS_TOUCHED)
-            if not isinstance(value, int | float) or isinstance(value, bool):
-                continue
-            asset = materialization.asset_key.to_user_string()
-            into = partitioned if materialization.partition is not None else whole
-            into[asset] = into.get(asset, 0) + int(value)
+    for materialization in _materializations(instance, run_ids):
+        value = plain_metadata(materialization.metadata).get(RECORDS_TOUCHED)
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            continue
+        asset = materialization.asset_key.to_user_string()
+        into = partitioned if materialization.partition is not None else whole
+        into[asset] = into.get(asset, 0) + int(value)
     return dict(sorted({**whole, **partitioned}.items()))
 
 
 def community_figures(instance: Any, run_ids: Sequence[str]) -> dict[str, Any]:
     """:data:`COMMUNITY_FIGURES` of the last `graph_communities` materialization in these runs
     (empty when none of them materialized it)."""
-    import dagster as dg
-
     from graph_assets.common import plain_metadata
 
     figures: dict[str, Any] = {}
+    for materialization in _materializations(instance, run_ids):
+        if materialization.asset_key.to_user_string() == "graph_communities":
+            metadata = plain_metadata(materialization.metadata)
+            figures = {key: metadata.get(key) for key in COMMUNITY_FIGURES}
+    return figures
+
+
+def _materializations(instance: Any, run_ids: Sequence[str]) -> Iterator[Any]:
+    """The asset materializations of these runs, in order."""
+    import dagster as dg
+
     for run_id in run_ids:
         for entry in instance.all_logs(run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION):
-            event = entry.dagster_event
-            if event is None:
-                continue
-            materialization = event.step_materialization_data.materialization
-            if materialization.asset_key.to_user_string() == "graph_communities":
-                metadata = plain_metadata(materialization.metadata)
-                figures = {key: metadata.get(key) for key in COMMUNITY_FIGURES}
-    return figures
+            if entry.dagster_event is not None:
+                yield entry.dagster_event.step_materialization_data.materialization
 
 
 def build_env(dagster_home: Path, work_dir: Path, settings: Neo4jSettings) -> dict[str, str]:

@@ -193,21 +193,22 @@ def markdown_incremental_report(result: dict[str, Any]) -> str:
         f"{(result.get('environment') or {}).get('load_average_before', '?')}.",
         "",
     ]
+    edits = (
+        ("change", "the third build follows an edit of", ""),
+        (
+            "relink",
+            "the fourth build follows a subject that other files' records name added to",
+            ": Leiden's projection changes",
+        ),
+    )
     for run in runs:
-        change = run.get("change") or {}
-        if change:
-            lines.append(
-                f"* N = {run['records']:,}: the third build follows an edit of "
-                f"{change['records_changed']:,} records ({change['share']:.3%}) in "
-                f"`{change['file']}`."
-            )
-        relink = run.get("relink") or {}
-        if relink:
-            lines.append(
-                f"* N = {run['records']:,}: the fourth build follows a subject that other files' "
-                f"records name added to {relink['records_changed']:,} records "
-                f"({relink['share']:.3%}) in `{relink['file']}`: Leiden's projection changes."
-            )
+        for key, lead, tail in edits:
+            edit = run.get(key) or {}
+            if edit:
+                lines.append(
+                    f"* N = {run['records']:,}: {lead} {edit['records_changed']:,} records "
+                    f"({edit['share']:.3%}) in `{edit['file']}`{tail}."
+                )
     lines += ["", *summary_table(runs)]
     communities = communities_table(runs)
     if communities:
