@@ -147,7 +147,9 @@ def relink_one_file(data_dir: Path, share: float = CHANGE_SHARE) -> dict[str, An
     count = records_to_edit(sum(line_counts.values()), descriptions[target], share)
     subjects: dict[int, dict[str, Any]] = {}
     for path in sorted(descriptions, key=str):
-        if path == target or len(subjects) >= count:
+        if len(subjects) >= count:
+            break
+        if path == target:
             continue
         with path.open(encoding="utf-8") as handle:
             for line in handle:

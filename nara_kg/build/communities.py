@@ -208,7 +208,7 @@ def detect_communities(
     # The graph as the last successful run left it: its member hashes describe its memberships.
     hashes_trusted = not force and known is not None and known.get("graph") == graph_digest
     written = write_hierarchy(
-        driver, database, hierarchy, member_hashes, hashes_trusted=hashes_trusted
+        driver, database, hierarchy, member_hashes, before, hashes_trusted=hashes_trusted
     )
     per_level = Counter(c.level for c in hierarchy.communities.values())
     sizes = Counter(_size_bucket(c.size) for c in hierarchy.communities.values() if c.level == 0)

@@ -10,7 +10,7 @@ from typing import Any, Final
 from neo4j import Driver
 
 from nara_kg.graph.batches import read_all, write_batches, write_one
-from nara_kg.graph.communities import COMMUNITY_SCHEMA, community_state
+from nara_kg.graph.communities import COMMUNITY_SCHEMA
 from nara_kg.model.community_hierarchy import Hierarchy
 from nara_kg.model.schema import CommunityProp, Label, Prop, Rel
 
@@ -101,9 +101,10 @@ DELETE r
 def hierarchy_is_written(
     state: dict[str, Any], hierarchy: Hierarchy, member_hashes: dict[str, str]
 ) -> bool:
-    """Whether the graph holds `hierarchy` already, judged from :func:`community_state`: every
-    community with its members' hash (written only once its memberships were) and no other,
-    and as many memberships and parent links as the hierarchy has."""
+    """Whether the graph holds `hierarchy` already, judged from its state
+    (:func:`nara_kg.graph.communities.community_state`): every community with its members'
+    hash (written only once its memberships were) and no other, and as many memberships and
+    parent links as the hierarchy has."""
     return (
         dict(map(tuple, state["communities"])) == member_hashes
         and state["members"] == len(hierarchy.finest)
@@ -116,10 +117,13 @@ def write_hierarchy(
     database: str,
     hierarchy: Hierarchy,
     member_hashes: dict[str, str],
+    state: dict[str, Any],
     *,
     hashes_trusted: bool = False,
 ) -> dict[str, int]:
-    """Make Community nodes and IN_COMMUNITY relationships equal `hierarchy`, by difference.
+    """Make Community nodes and IN_COMMUNITY relationships equal `hierarchy`, by difference,
+    from the graph's state as the caller read it (`state`,
+    :func:`nara_kg.graph.communities.community_state`).
     When the graph's communities carry the hierarchy's member hashes and its numbers of
     memberships (Leiden ran again on changed weights and found the same communities), the
     memberships are not read back. With `hashes_trusted` (the graph is as the last successful
@@ -131,7 +135,6 @@ def write_hierarchy(
     desired_parents = {
         (f"community:{c.id}", c.parent) for c in hierarchy.communities.values() if c.parent
     }
-    state = community_state(driver, database)
     outcome = {
         "memberships": len(hierarchy.finest),
         "parent_links": len(desired_parents),
@@ -181,7 +184,7 @@ def write_hierarchy(
         driver,
         database,
         SET_MEMBER_HASHES,
-        [{"id": cid, "memberHash": digest} for cid, digest in member_hashes.items()],
+        [{"id": cid, "memberHash": member_hashes[cid]} for cid in changing],
     )
     return {**outcome, "added": added, "removed": removed, "memberships_read": read}
 

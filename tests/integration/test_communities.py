@@ -368,10 +368,12 @@ def _hierarchy(groups: list[list[int]]) -> tuple[Any, dict[str, str]]:
 
 
 def _write(driver: Any, groups: list[list[int]], *, trusted: bool) -> dict[str, int]:
+    from nara_kg.graph.communities import community_state
     from nara_kg.graph.community_memberships import write_hierarchy
 
     hierarchy, hashes = _hierarchy(groups)
-    return write_hierarchy(driver, "neo4j", hierarchy, hashes, hashes_trusted=trusted)
+    state = community_state(driver, "neo4j")
+    return write_hierarchy(driver, "neo4j", hierarchy, hashes, state, hashes_trusted=trusted)
 
 
 def test_trusted_hashes_compare_only_the_communities_whose_members_change(
