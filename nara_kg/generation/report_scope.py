@@ -6,15 +6,18 @@ relationships among them, what their text names (MENTIONED_IN with the authoriti
 and its sub-communities' reports. All of it is in the projection graph_communities streams
 (each record's row hash and its edges, mentions included, as weighted edges from the authority),
 so graph_communities hands each record to :meth:`ReportScope.update` as it streams by: a
-record whose row hash, face or edges differ from the last stream's is pending. When its edges
-or its face (its heading and type, which the reports of the communities holding the records it
-names show) changed, so are the records at the other end of its old and new edges: their
-degree, their relationships or their mentions changed with it. A changed text alone changes
-only the reports of the communities holding the record. community_reports reads the pending
-records, looks at the communities holding them, at the communities whose members' hash differs
-from the one it made their report from, and at their parents (a parent's context holds its
-sub-communities' reports), and deletes the pending records it has seen only once its reports
-are written.
+record whose row hash, face or edges differ from the last stream's is pending. When its face
+(its heading and type, which the reports of the communities holding the records it names show)
+changed, so are the records at the other end of all its old and new edges. When only its edges
+changed, so are the records at the other end of the edges that came, went or changed weight:
+their degree, their relationships or their mentions changed with it, while a record at the end
+of an edge that stayed as it was keeps its degree, its relationships and its mentions (an
+authority that one more record names does not change the rows of the hundreds it named before).
+A changed text alone changes only the reports of the communities holding the record.
+community_reports reads the pending records, looks at the communities holding them, at the
+communities whose members' hash differs from the one it made their report from, and at their
+parents (a parent's context holds its sub-communities' reports), and deletes the pending
+records it has seen only once its reports are written.
 
 The same store keeps what community_reports made of the graph, each value with the hash it
 was made from, so a value is used only while that hash is the graph's: each community's mention
@@ -54,7 +57,8 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS record_digests (
   na_id INTEGER PRIMARY KEY, row_digest TEXT NOT NULL, outward_digest TEXT NOT NULL,
-  targets TEXT NOT NULL, projection_digest TEXT NOT NULL
+  targets TEXT NOT NULL, -- the edges, target:weight,... (before weights were kept: target,...)
+  projection_digest TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS pending_records (na_id INTEGER PRIMARY KEY, seq INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS report_members (community_id TEXT PRIMARY KEY, member_hash TEXT);
@@ -94,15 +98,51 @@ def record_digests(record: ProjectedRecord) -> tuple[str, str]:
     """Digests of what the reports read of one record: of its row (read where it is a member)
     and of its face and edges (read also where the records it names are members)."""
     _, row_hash, face, edges = record
-    outward = hashlib.sha256(json.dumps([face, edges]).encode()).hexdigest()[:24]
-    return str(row_hash), outward
+    return str(row_hash), _outward_digest(face, edges)
+
+
+def _outward_digest(face: Any, edges: Sequence[tuple[int, float]]) -> str:
+    return hashlib.sha256(json.dumps([face, edges]).encode()).hexdigest()[:24]
+
+
+#: Between an edge's target and its weight in the stored edges (`target:weight,...`). Stores
+#: written before the weights were kept hold targets alone (`target,...`).
+_WEIGHT_MARK = ":"
+
+
+def _stored_edges_text(edges: Sequence[tuple[int, float]]) -> str:
+    # repr: the float that json.dumps wrote into the outward digest, read back exactly
+    return ",".join(f"{int(target)}{_WEIGHT_MARK}{float(weight)!r}" for target, weight in edges)
+
+
+def _stored_edges(text: str) -> list[tuple[int, float]] | None:
+    """The stored edges (target, weight); None when the store kept their targets alone."""
+    if not text:
+        return []
+    if _WEIGHT_MARK not in text:
+        return None
+    pairs = (item.split(_WEIGHT_MARK) for item in text.split(","))
+    return [(int(target), float(weight)) for target, weight in pairs]
 
 
 def _targets(text: str) -> list[int]:
-    return [int(t) for t in text.split(",") if t]
+    return [int(item.split(_WEIGHT_MARK)[0]) for item in text.split(",") if item]
 
 
-#: A stored record: its row digest, outward digest, edge targets and projection digest.
+def outward_change(
+    face: Any, edges: Sequence[tuple[int, float]], old_outward: str, old_edges_text: str
+) -> set[int]:
+    """The records whose report inputs change with a record whose face or edges changed (pure):
+    the other ends of every old and new edge when its face changed (or the store cannot tell),
+    else those of the edges that came, went or changed weight."""
+    old_edges = _stored_edges(old_edges_text)
+    if old_edges is None or _outward_digest(face, old_edges) != old_outward:
+        return {int(target) for target, _ in edges} | set(_targets(old_edges_text))
+    moved = {(int(t), float(w)) for t, w in edges} ^ set(old_edges)
+    return {target for target, _ in moved}
+
+
+#: A stored record: its row digest, outward digest, edges and projection digest.
 _Stored = tuple[str, str, str, str]
 
 
@@ -237,12 +277,11 @@ class ReportScope(SqliteStore):
                 and (int(old[3], 16) == projection)
             ):
                 continue
-            targets = [target for target, _ in record[3]]
             pending.add(na_id)
-            if old is None or old[1] != outward_digest:
-                pending.update(targets)
-                if old is not None:
-                    pending.update(_targets(old[2]))
+            if old is None:
+                pending.update(int(target) for target, _ in record[3])
+            elif old[1] != outward_digest:
+                pending |= outward_change(record[2], record[3], old[1], old[2])
             if sums is not None:
                 if old is not None:
                     sums.remove(int(old[3], 16), record_content_digest(na_id, old[0]))
@@ -252,7 +291,7 @@ class ReportScope(SqliteStore):
                     na_id,
                     row_digest,
                     outward_digest,
-                    ",".join(map(str, targets)),
+                    _stored_edges_text(record[3]),
                     f"{projection:032x}",
                 )
             )

@@ -12,7 +12,8 @@ import pytest
 
 from graph_assets.common import RECORDS_TOUCHED
 from nara_kg.demo import generate_demo_data
-from tests.graph_helpers import metadata_of
+from nara_kg.graph.fingerprint import graph_fingerprint
+from tests.graph_helpers import metadata_of, scalar
 
 pytestmark = pytest.mark.integration
 
@@ -150,3 +151,70 @@ def test_a_text_edit_reads_only_the_edited_record_for_the_reports(
     assert reports[RECORDS_TOUCHED] == reports["member_texts_read"] == 1
     assert reports["members_in_scope"] > 1
     assert reports["contexts_rebuilt"] >= 1
+
+
+def test_an_authority_named_by_one_more_record_reads_that_record_not_those_it_named(
+    graph_builder: Any, neo4j_driver: Any, tmp_path: Path
+) -> None:
+    """A record whose text now names an authority that many records name (and which it takes as
+    a subject): the authority's edges changed, but the records it named before keep their rows,
+    degrees and mentions, so the reports read the record and the authority, not them; and the
+    graph, reports included, is the one a build from scratch gives."""
+    data = tmp_path / "data"
+    generate_demo_data(data, records=120, seed=21)
+    graph_builder(data, tmp_path / "work", wipe_first=True)
+    named: dict[int, dict[str, Any]] = {}
+    for path in sorted(p for p in data.rglob("*.jsonl") if "descriptions" in p.parts):
+        for line in path.read_text().splitlines():
+            for subject in json.loads(line)["record"].get("subjects") or []:
+                named.setdefault(subject["naId"], subject)
+    records, _, _ = neo4j_driver.execute_query(
+        "MATCH (a:Chunk {chunkSeqId: 0})-[:MENTIONED_IN]->(c:Chunk) WHERE a.naId IN $ids "
+        "WITH a, collect(DISTINCT c.naId) AS records ORDER BY size(records) DESC, a.naId "
+        "RETURN a.naId AS naId, records LIMIT 1",
+        ids=list(named),
+    )
+    subject_id, records_named = int(records[0]["naId"]), set(records[0]["records"])
+    assert len(records_named) >= 5
+    path, index, payload = _item_not_in(data, records_named)
+    record = payload["record"]
+    record["subjects"] = [*(record.get("subjects") or []), named[subject_id]]
+    place = named[subject_id]["heading"].split(" (")[0]
+    record["scopeAndContentNote"] = f"{record.get('scopeAndContentNote') or ''} Also: {place}."
+    lines = path.read_text().splitlines()
+    lines[index] = json.dumps(payload)
+    path.write_text("\n".join(lines) + "\n")
+
+    changed = graph_builder(data, tmp_path / "work")
+    now_named = scalar(
+        neo4j_driver,
+        "MATCH (:Chunk {naId: $id, chunkSeqId: 0})-[:MENTIONED_IN]->(c:Chunk) "
+        "RETURN count(DISTINCT c.naId)",
+        id=subject_id,
+    )
+    assert now_named == len(records_named) + 1
+    reports = metadata_of(changed, "community_reports")
+    assert reports["scoped_by_change"] is True
+    # The record, the authority and the other ends of the record's own edges, at most.
+    record_edges = scalar(
+        neo4j_driver,
+        "MATCH (:Chunk {naId: $id, chunkSeqId: 0})-[]-(c:Chunk {chunkSeqId: 0}) "
+        "RETURN count(DISTINCT c)",
+        id=int(record["naId"]),
+    )
+    assert 2 <= reports[RECORDS_TOUCHED] <= 1 + record_edges < len(records_named)
+
+    incremental = graph_fingerprint(neo4j_driver, "neo4j")
+    graph_builder(data, tmp_path / "work-scratch", wipe_first=True)
+    assert graph_fingerprint(neo4j_driver, "neo4j") == incremental
+
+
+def _item_not_in(data: Path, na_ids: set[int]) -> tuple[Path, int, dict[str, Any]]:
+    """The first item record (its file, line index and payload) whose naId is not in `na_ids`."""
+    for path in sorted(p for p in data.rglob("*.jsonl") if "descriptions" in p.parts):
+        for index, line in enumerate(path.read_text().splitlines()):
+            payload = json.loads(line)
+            record = payload["record"]
+            if record.get("levelOfDescription") == "item" and record["naId"] not in na_ids:
+                return path, index, payload
+    raise AssertionError("every item record is named")

@@ -70,6 +70,48 @@ def test_a_moved_edge_queues_its_old_and_new_ends(tmp_path: Path) -> None:
         assert _pending(scope) == {3, 1, 4}
 
 
+def test_an_authority_named_once_more_queues_the_new_end_not_those_it_named_before(
+    tmp_path: Path,
+) -> None:
+    with ReportScope(tmp_path / "scope.sqlite") as scope:
+        scope.update(GRAPH)
+        _drain(scope)
+        named_again = (3, "h3", ["Person 3", "person"], ((1, 2.0), (4, 1.0)))
+        assert scope.update([GRAPH[0], GRAPH[1], named_again, GRAPH[3]]) == 1
+        assert _pending(scope) == {3, 4}
+
+
+def test_a_mention_counted_again_queues_the_record_whose_count_moved(tmp_path: Path) -> None:
+    with ReportScope(tmp_path / "scope.sqlite") as scope:
+        scope.update(
+            [*GRAPH[:2], (3, "h3", ["Person 3", "person"], ((1, 2.0), (4, 1.0))), GRAPH[3]]
+        )
+        _drain(scope)
+        recounted = (3, "h3", ["Person 3", "person"], ((1, 2.0), (4, 3.0)))
+        scope.update([GRAPH[0], GRAPH[1], recounted, GRAPH[3]])
+        assert _pending(scope) == {3, 4}
+
+
+def test_a_renamed_authority_with_a_new_edge_queues_every_end_old_and_new(tmp_path: Path) -> None:
+    with ReportScope(tmp_path / "scope.sqlite") as scope:
+        scope.update(GRAPH)
+        _drain(scope)
+        renamed = (3, "h3", ["Person 3 renamed", "person"], ((1, 2.0), (4, 1.0)))
+        scope.update([GRAPH[0], GRAPH[1], renamed, GRAPH[3]])
+        assert _pending(scope) == {3, 1, 4}
+
+
+def test_edges_stored_without_their_weights_queue_every_end_old_and_new(tmp_path: Path) -> None:
+    with ReportScope(tmp_path / "scope.sqlite") as scope:
+        scope.update(GRAPH)
+        _drain(scope)
+        # as a store written before the weights were kept holds them
+        scope.db.execute("UPDATE record_digests SET targets = '1' WHERE na_id = 3")
+        named_again = (3, "h3", ["Person 3", "person"], ((1, 2.0), (4, 1.0)))
+        scope.update([GRAPH[0], GRAPH[1], named_again, GRAPH[3]])
+        assert _pending(scope) == {3, 1, 4}
+
+
 def test_a_record_gone_from_the_graph_queues_it_and_its_old_targets(tmp_path: Path) -> None:
     with ReportScope(tmp_path / "scope.sqlite") as scope:
         scope.update(GRAPH)
