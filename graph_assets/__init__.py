@@ -15,6 +15,10 @@ settings and metadata helpers: :mod:`graph_assets.common`; the partitions:
 """
 
 import datetime as dt
+import inspect
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 import dagster as dg
 
@@ -50,6 +54,9 @@ GRAPH_WIDE_ASSETS = [
 ]
 ALL_ASSETS = [*FILE_ASSETS, *GRAPH_WIDE_ASSETS, retrieval_evaluation]
 
+#: The metadata key of the UI's "Source code" link (what `dg.with_source_code_references` sets).
+CODE_REFERENCES = "dagster/code_references"
+
 #: How long after the nightly rebuild starts the graph-wide assets must be fresh.
 REBUILD_WINDOW = dt.timedelta(hours=6)
 
@@ -65,6 +72,33 @@ def _nightly_freshness(cron: str, timezone: str) -> dg.FreshnessPolicy:
     return dg.FreshnessPolicy.cron(
         deadline_cron=deadline, lower_bound_delta=REBUILD_WINDOW, timezone=timezone
     )
+
+
+def code_reference(asset: dg.AssetsDefinition) -> dg.LocalFileCodeReference:
+    """Where an asset's own function is: behind the project's wrapper (`failure_on_project_error`
+    in graph_assets/common.py). `dg.with_source_code_references` takes the wrapper's file with the
+    wrapped function's line (`inspect.getsourcelines` unwraps, `inspect.getsourcefile` does not),
+    so the UI's link opened common.py."""
+    compute: Any = asset.op.compute_fn
+    fn = inspect.unwrap(getattr(compute, "decorated_fn", compute))
+    source = inspect.getsourcefile(fn)
+    if source is None:
+        raise ValueError(f"no source file for the function of {asset.key.to_user_string()}")
+    return dg.LocalFileCodeReference(
+        file_path=str(Path(source).resolve()), line_number=inspect.getsourcelines(fn)[1]
+    )
+
+
+def _with_code_references(assets: Sequence[dg.AssetsDefinition]) -> list[dg.AssetsDefinition]:
+    def referenced(asset: dg.AssetsDefinition) -> dg.AssetsDefinition:
+        reference = dg.CodeReferencesMetadataValue(code_references=[code_reference(asset)])
+        return asset.map_asset_specs(
+            lambda spec: spec.replace_attributes(
+                metadata={**spec.metadata, CODE_REFERENCES: reference}
+            )
+        )
+
+    return [referenced(asset) for asset in assets]
 
 
 def build_defs(cron: str, timezone: str) -> dg.Definitions:
@@ -86,7 +120,7 @@ def build_defs(cron: str, timezone: str) -> dg.Definitions:
             "and none is still running (each asset's AutomationCondition.eager())."
         ),
     )
-    return dg.Definitions(assets=dg.with_source_code_references(assets), sensors=[automation])
+    return dg.Definitions(assets=_with_code_references(assets), sensors=[automation])
 
 
 __all__ = [

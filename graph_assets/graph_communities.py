@@ -59,7 +59,10 @@ def size_distribution_rows(distribution: Mapping[str, int]) -> list[dict[str, An
         "projection starts Leiden from the last run's level-0 communities (seeded, GDS "
         "seedProperty), so regions the change did not reach keep their members; off by "
         "default, as seeded communities depend on past builds. The full rebuild neither skips "
-        "nor seeds. Core: "
+        "nor seeds. After a Leiden run, the memberships it found are compared with the "
+        "graph's: only the communities whose members changed are read back "
+        "(memberships_read) when the graph is as the last run left it, every membership "
+        "otherwise; membership_added and membership_removed count what was written. Core: "
         "nara_kg.build.communities.detect_communities."
     ),
 )

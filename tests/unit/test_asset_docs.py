@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -90,3 +91,19 @@ def test_every_asset_check_is_declared_in_quality_names() -> None:
         for spec in asset.check_specs:
             assert spec.name in declared, spec.name
             assert spec.blocking == names.is_blocking(spec.name)
+
+
+def test_the_ui_source_code_link_opens_the_module_that_defines_the_asset() -> None:
+    """The UI's "Source code" link of each asset opens the graph_assets module where its
+    function is defined, at its decorators, not the wrapper every asset shares (common.py)."""
+    from graph_assets import CODE_REFERENCES, build_defs
+
+    defs = build_defs("0 2 * * *", "UTC")
+    for asset in defs.assets or []:
+        for key in asset.keys:
+            (reference,) = asset.metadata_by_key[key][CODE_REFERENCES].code_references
+            lines = Path(reference.file_path).read_text().splitlines()
+            below = lines[reference.line_number - 1 :]
+            first_def = next(line for line in below if line.lstrip().startswith("def "))
+            assert first_def.startswith(f"def {asset.op.name}("), (key, reference.file_path)
+            assert lines[reference.line_number - 1].startswith("@"), key
