@@ -45,7 +45,9 @@ REPORT_TOKEN_BUDGET = 1_200
         "totals of their sub-communities outside the run taken from the report scope's store, "
         "and so the rows and relationships of their members that are not queued "
         "(members_in_scope: all; records_touched: those read from the graph; "
-        "member_texts_read: of those, the ones whose rows changed, read with their text). "
+        "member_texts_read: of those, the ones whose rows changed, read with their text; "
+        "member_ids_composed: communities whose members are their sub-communities' together, "
+        "so not asked of the graph). "
         "JSON {title, summary, rating, rating_explanation, findings} on the Community node, "
         "with an embedding of title + "
         "summary (vector index community_summaries). Generations are cached by prompt + model "
@@ -108,6 +110,7 @@ def community_reports(
             RECORDS_TOUCHED: result.records_touched,
             "member_texts_read": result.member_texts_read,
             "members_in_scope": result.members_in_scope,
+            "member_ids_composed": result.member_ids_composed,
             "generated": result.generated,
             "cached": result.cached,
             "copied_from_sub_community": result.copied_from_sub_community,

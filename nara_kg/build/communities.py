@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -147,7 +146,7 @@ def detect_communities(
     made on a thread of its own while they stream.
     Leiden itself needs the whole projection: modularity is a property of the whole graph."""
     from nara_kg.graph import communities as community_cypher
-    from nara_kg.graph.community_memberships import write_hierarchy
+    from nara_kg.graph.community_memberships import member_hashes, write_hierarchy
     from nara_kg.model.community_hierarchy import build_hierarchy, canonical_assignments
 
     known = read_json(state_path) if state_path is not None else None
@@ -201,14 +200,11 @@ def detect_communities(
     projection = ahead.take() if ahead is not None else community_cypher.project(gds, seeded=seeded)
     leiden = community_cypher.cluster(gds, driver, database, projection)
     hierarchy = build_hierarchy(canonical_assignments(leiden.assignments))
-    member_hashes = {
-        c.id: hashlib.sha256(",".join(map(str, c.members)).encode()).hexdigest()[:16]
-        for c in hierarchy.communities.values()
-    }
+    hashes = member_hashes(hierarchy)
     # The graph as the last successful run left it: its member hashes describe its memberships.
     hashes_trusted = not force and known is not None and known.get("graph") == graph_digest
     written = write_hierarchy(
-        driver, database, hierarchy, member_hashes, before, hashes_trusted=hashes_trusted
+        driver, database, hierarchy, hashes, before, hashes_trusted=hashes_trusted
     )
     per_level = Counter(c.level for c in hierarchy.communities.values())
     sizes = Counter(_size_bucket(c.size) for c in hierarchy.communities.values() if c.level == 0)
@@ -224,7 +220,7 @@ def detect_communities(
         seeded=leiden.seeded,
         projection_digest=digests.projection,
         content_digest=digests.content,
-        communities_changed=changed_communities(previous_hashes, member_hashes),
+        communities_changed=changed_communities(previous_hashes, hashes),
         report_records_changed=report_records_changed,
         records_touched=len(leiden.assignments.na_ids),
         records_streamed=stream.records_streamed,

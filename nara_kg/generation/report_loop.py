@@ -7,7 +7,7 @@ written when the group is done, and what the group's records gave is let go of t
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -80,6 +80,8 @@ class ReportRunResult:
     member_texts_read: int = 0
     #: Records that are members of the communities in scope (read or taken from the store).
     members_in_scope: int = 0
+    #: Communities whose members' naIds were their sub-communities' together, not read.
+    member_ids_composed: int = 0
     #: Communities whose reports this run looked at (all, unless scoped by the change).
     communities_in_scope: int = 0
     #: Whether the run was scoped by the records whose inputs changed (report_scope), and if
@@ -108,6 +110,24 @@ def _mention_parts(
             return [], sorted(na_ids)
         covered |= child_ids
     return children, sorted(na_ids - covered)
+
+
+def members_of_sub_communities(
+    community: Mapping[str, Any], done: Mapping[str, tuple[CommunityReport, frozenset[int]]]
+) -> list[int] | None:
+    """A community's members' naIds as its sub-communities' together, when `done` (community
+    id -> its report and members' naIds) holds every sub-community and together they are all of
+    its members (its size counts the records under it: see
+    :mod:`nara_kg.model.community_hierarchy`): then they need not be asked of the graph, level
+    after level. None otherwise (a record whose finest community it is, or one unknown)."""
+    children = community["children"]
+    if not children or any(child not in done for child in children):
+        return None
+    parts = [done[child][1] for child in children]
+    union = frozenset().union(*parts)
+    if len(union) != int(community["size"] or 0) or sum(map(len, parts)) != len(union):
+        return None
+    return sorted(union)
 
 
 class _EarlySummaryVectors:
@@ -221,6 +241,8 @@ class ReportLoop:
         self._store = MemberFieldStore(setup.remembered, plan.pending)
         self._position = 0
         self.members_seen = self.records_touched = self.member_texts_read = 0
+        #: Communities whose members' naIds were their sub-communities', not read.
+        self.member_ids_composed = 0
 
     def run_group(self, group: Sequence[dict[str, Any]]) -> None:
         """The group's reports, level by level, then written; then the group's entries go."""
@@ -306,8 +328,14 @@ class ReportLoop:
             and len(done[c["children"][0]][1]) == int(c["size"] or 0)
         }
         to_read = [c["id"] for c in batch if c["id"] not in copies]
+        composed = {
+            c["id"]: na_ids
+            for c in batch
+            if c["id"] not in copies and (na_ids := members_of_sub_communities(c, done))
+        }
+        self.member_ids_composed += len(composed)
         members_of = self._setup.reads.members_of_many(
-            driver, database, to_read, known=reads.known_members
+            driver, database, to_read, known=reads.known_members, member_ids=composed
         )
         # The relationships are read on the reader's thread while the mentions are read here:
         # each read leaves a core idle half the time (Neo4j answers, the driver decodes).
@@ -444,6 +472,7 @@ class ReportLoop:
         result.records_touched = self.records_touched
         result.members_in_scope = self.members_seen
         result.member_texts_read = self.member_texts_read
+        result.member_ids_composed = self.member_ids_composed
         result.reports_repaired = self.repairs.repaired
         result.reports_replaced = self.repairs.replaced
         return result

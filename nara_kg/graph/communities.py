@@ -7,13 +7,17 @@ import hashlib
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 from neo4j import Driver
 
 from nara_kg.graph.batches import read_all
+from nara_kg.model import community_hierarchy
 from nara_kg.model.community_hierarchy import NO_COMMUNITY, Assignments
+from nara_kg.model.source_digest import source_digest
 
 if TYPE_CHECKING:  # the client loads pandas: `nara-kg ask` reads reports without it
     from graphdatascience import GraphDataScience
@@ -227,6 +231,20 @@ def record_content_digest(na_id: int, row_hash: str | None) -> int:
     return _digest128(f"{int(na_id)},{row_hash}")
 
 
+@cache
+def hierarchy_code_digest() -> str:
+    """A digest of the code that turns Leiden's levels into the communities the graph holds
+    (ids, sizes, parents, memberships): it is part of the projection's digest, so that after a
+    change to that code Leiden runs again and writes what a full build would, rather than being
+    skipped over communities the old code wrote."""
+    return source_digest(
+        [
+            Path(community_hierarchy.__file__),
+            Path(__file__).with_name("community_memberships.py"),
+        ]
+    )
+
+
 @dataclass
 class DigestSums:
     """The projection's digests as sums of its records' (:func:`record_projection_digest`,
@@ -261,7 +279,9 @@ class DigestSums:
 
     def digests(self) -> ProjectionDigests:
         return ProjectionDigests(
-            projection=_digest([_digest(LEIDEN_CONFIG), f"{self.projection:032x}"]),
+            projection=_digest(
+                [_digest(LEIDEN_CONFIG), hierarchy_code_digest(), f"{self.projection:032x}"]
+            ),
             content=_digest([self.records, f"{self.content:032x}"]),
             records=self.records,
         )

@@ -4,13 +4,14 @@ memberships are written."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator, Sequence
 from typing import Any, Final
 
 from neo4j import Driver
 
 from nara_kg.graph.batches import read_all, write_batches, write_one
-from nara_kg.graph.communities import COMMUNITY_SCHEMA
+from nara_kg.graph.communities import COMMUNITY_SCHEMA, hierarchy_code_digest
 from nara_kg.model.community_hierarchy import Hierarchy
 from nara_kg.model.schema import CommunityProp, Label, Prop, Rel
 
@@ -96,6 +97,20 @@ MATCH (m)-[r:{Rel.IN_COMMUNITY}]->(c:{Label.COMMUNITY} {{{CommunityProp.ID}: row
 WHERE coalesce(m.{Prop.CHUNK_ID}, 'community:' + m.{CommunityProp.ID}) = row[0]
 DELETE r
 """
+
+
+def member_hashes(hierarchy: Hierarchy) -> dict[str, str]:
+    """Each community's hash as its node keeps it: of its Leiden members, of the records under
+    it (its size) and of the code that made them (:func:`hierarchy_code_digest`). A community
+    whose node would be written otherwise gets another hash, so that the write does not take
+    the graph for written already when only, say, its size changed."""
+    code = hierarchy_code_digest()
+    return {
+        c.id: hashlib.sha256(
+            f"{code}|{c.size}|{','.join(map(str, c.members))}".encode()
+        ).hexdigest()[:16]
+        for c in hierarchy.communities.values()
+    }
 
 
 def hierarchy_is_written(

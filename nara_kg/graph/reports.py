@@ -296,12 +296,22 @@ class KnownMembers:
     keys_read: int = 0
 
     def of_many(
-        self, driver: Driver, database: str, community_ids: Sequence[str]
+        self,
+        driver: Driver,
+        database: str,
+        community_ids: Sequence[str],
+        member_ids: Mapping[str, Sequence[int]] | None = None,
     ) -> dict[str, list[dict[str, Any]]]:
-        found = {
-            row["id"]: [int(na_id) for na_id in row["naIds"]]
-            for row in read_values(driver, database, MEMBER_IDS_OF_MANY, ids=list(community_ids))
-        }
+        """`member_ids`: the members' naIds of those communities whose members the caller
+        knows (from their sub-communities'): only the others' are read."""
+        given = member_ids or {}
+        found = {cid: list(given[cid]) for cid in community_ids if cid in given}
+        to_read = [cid for cid in community_ids if cid not in given]
+        if to_read:
+            found.update(
+                (row["id"], [int(na_id) for na_id in row["naIds"]])
+                for row in read_values(driver, database, MEMBER_IDS_OF_MANY, ids=to_read)
+            )
         missing = sorted({n for na_ids in found.values() for n in na_ids} - self.rows.keys())
         if missing and self.fields is not None:
             self._read_through(driver, database, missing, self.fields)
@@ -352,13 +362,15 @@ def members_of_many(
     database: str,
     community_ids: Sequence[str],
     known: KnownMembers | None = None,
+    member_ids: Mapping[str, Sequence[int]] | None = None,
 ) -> dict[str, list[dict[str, Any]]]:
     """Members per community id, for many communities in one query; with `known`, each
-    record's row is read once across calls (:class:`KnownMembers`)."""
+    record's row is read once across calls (:class:`KnownMembers`), and the communities in
+    `member_ids` (their members' naIds, known to the caller) are not asked for their members."""
     if not community_ids:
         return {}
     if known is not None:
-        return known.of_many(driver, database, community_ids)
+        return known.of_many(driver, database, community_ids, member_ids)
     rows = read_values(driver, database, MEMBERS_OF_MANY, ids=list(community_ids))
     found = {row["id"]: list(row["members"]) for row in rows}
     return {community_id: found.get(community_id, []) for community_id in community_ids}

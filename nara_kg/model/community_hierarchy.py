@@ -2,8 +2,12 @@
 
 GDS returns, per node, ``intermediateCommunityIds``: index 0 is the finest level (the first
 local-moving phase), the last index the coarsest. We keep that convention: **level 0 = finest**.
-A community at level l+1 is a union of communities at level l, so its children are the level-l
-communities of its members.
+Each community's parent is the next level's community most of its members are in, so the
+communities form a tree, and the records under a community are those of its sub-communities
+plus those whose finest community it is. That tree is what the graph holds (members
+`-[:IN_COMMUNITY]->` their finest community, each community `-[:IN_COMMUNITY]->` its parent)
+and what a community's `size` counts. GDS's levels usually nest, but not always, so Leiden's own
+count at a level can differ from it.
 
 Singletons are not communities here: a record alone in its community at some level (an isolated
 node, or one Leiden could not merge) gets no Community node at that level, because a "report"
@@ -32,8 +36,10 @@ def community_key(level: int, community_id: int) -> str:
 class Community:
     id: str
     level: int
+    #: The records under it in the graph (whose finest community it is or is above).
     size: int
-    members: tuple[int, ...]  # naIds, sorted
+    #: Leiden's members at its level (naIds, sorted): what its members' hash follows.
+    members: tuple[int, ...]
     parent: str | None
     children: tuple[str, ...]
 
@@ -102,8 +108,8 @@ def build_hierarchy(
     assignments: Assignments | Iterable[tuple[int, Sequence[int]]], *, min_size: int = 2
 ) -> Hierarchy:
     """`assignments`: each node's community id at each level, as GDS streams them. A
-    community's parent is the next level's community most of its members are in (Leiden nests
-    levels, so that is all of them; a tie goes to the smaller id)."""
+    community's parent is the next level's community most of its members are in (usually all
+    of them, but GDS's levels do not always nest; a tie goes to the smaller id)."""
     given = _as_assignments(assignments)
     na_ids, levels = given.na_ids, given.levels
     width = levels.shape[1]
@@ -133,7 +139,30 @@ def build_hierarchy(
             children.setdefault(parent, []).append(key)
     for parent, keys in children.items():
         communities[parent] = dataclasses.replace(communities[parent], children=tuple(sorted(keys)))
-    return Hierarchy(communities, width, _finest(na_ids, levels, kept))
+    finest = _finest(na_ids, levels, kept)
+    return Hierarchy(_with_tree_sizes(communities, finest), width, finest)
+
+
+def _with_tree_sizes(
+    communities: dict[str, Community], finest: dict[int, str]
+) -> dict[str, Community]:
+    """Each community with `size` the records under it in the graph: those whose finest
+    community it is and those under its sub-communities (what its report covers). GDS's levels
+    do not always nest (a record's community one level up can differ from its finest
+    community's parent, chosen by majority), so Leiden's count at the level can differ: by up
+    to 625 records a community at 10^5."""
+    sizes = dict.fromkeys(communities, 0)
+    for key in finest.values():
+        sizes[key] += 1
+    for community in sorted(communities.values(), key=lambda c: c.level):
+        if community.parent is not None:
+            sizes[community.parent] += sizes[community.id]
+    return {
+        key: community
+        if community.size == sizes[key]
+        else dataclasses.replace(community, size=sizes[key])
+        for key, community in communities.items()
+    }
 
 
 def _parent(levels: npt.NDArray[np.int64], rows: npt.NDArray[np.intp], level: int) -> str | None:

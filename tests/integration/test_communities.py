@@ -90,6 +90,15 @@ def test_groups_become_level_zero_communities(neo4j_driver: Any, gds: Any) -> No
     )
     sizes = scalar(neo4j_driver, "MATCH (c:Community {level: 0}) RETURN collect(c.size)")
     assert sorted(sizes) == [6, 6]
+    # At every level a community's size is the records under it in the graph.
+    assert (
+        scalar(
+            neo4j_driver,
+            "MATCH (c:Community) "
+            "WHERE c.size <> COUNT { (:Chunk)-[:IN_COMMUNITY*1..12]->(c) } RETURN count(c)",
+        )
+        == 0
+    )
     # The projection is gone afterwards.
     assert not projection_exists(gds)
 
@@ -354,17 +363,12 @@ def test_memberships_are_read_back_only_when_the_graph_may_differ(
 def _hierarchy(groups: list[list[int]]) -> tuple[Any, dict[str, str]]:
     """A one-level hierarchy of `groups` (named by their smallest member) and its member hashes,
     as detect_communities makes them."""
-    import hashlib
-
+    from nara_kg.graph.community_memberships import member_hashes
     from nara_kg.model.community_hierarchy import build_hierarchy, canonical_assignments
 
     pairs = [(na_id, [group[0]]) for group in groups for na_id in group]
     hierarchy = build_hierarchy(canonical_assignments(pairs))
-    hashes = {
-        c.id: hashlib.sha256(",".join(map(str, c.members)).encode()).hexdigest()[:16]
-        for c in hierarchy.communities.values()
-    }
-    return hierarchy, hashes
+    return hierarchy, member_hashes(hierarchy)
 
 
 def _write(driver: Any, groups: list[list[int]], *, trusted: bool) -> dict[str, int]:

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+import nara_kg.generation.report_loop as report_loop
 from graph_assets.common import RECORDS_TOUCHED
 from nara_kg.demo import generate_demo_data
 from nara_kg.graph.fingerprint import graph_fingerprint
@@ -218,3 +219,20 @@ def _item_not_in(data: Path, na_ids: set[int]) -> tuple[Path, int, dict[str, Any
             if record.get("levelOfDescription") == "item" and record["naId"] not in na_ids:
                 return path, index, payload
     raise AssertionError("every item record is named")
+
+
+def test_coarse_communities_take_their_members_from_their_sub_communities(
+    graph_builder: Any, neo4j_driver: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A coarse community's members are its sub-communities' together, not asked of the graph
+    again; the reports are those that reading every community's members gives."""
+    data = tmp_path / "data"
+    generate_demo_data(data, records=120, seed=21)
+    composed = graph_builder(data, tmp_path / "work", wipe_first=True)
+    assert metadata_of(composed, "community_reports")["member_ids_composed"] >= 1
+    with_composed = graph_fingerprint(neo4j_driver, "neo4j")
+
+    monkeypatch.setattr(report_loop, "members_of_sub_communities", lambda *_: None)
+    read = graph_builder(data, tmp_path / "work-read", wipe_first=True)
+    assert metadata_of(read, "community_reports")["member_ids_composed"] == 0
+    assert graph_fingerprint(neo4j_driver, "neo4j") == with_composed

@@ -1,5 +1,9 @@
 from __future__ import annotations
 
+import dataclasses
+
+import pytest
+
 from nara_kg.model.community_hierarchy import build_hierarchy, community_key
 
 
@@ -28,6 +32,33 @@ def test_a_record_alone_at_level_zero_joins_at_the_first_level_it_has_company() 
     hierarchy = build_hierarchy([(1, [5, 50]), (2, [6, 50])])
     assert set(hierarchy.communities) == {"1-50"}
     assert hierarchy.finest == {1: "1-50", 2: "1-50"}
+
+
+def test_a_community_s_size_is_the_records_under_it_when_leiden_s_levels_do_not_nest() -> None:
+    # Pair 3, 4 is one community at level 0 but split between 100 and 200 at level 1: by the
+    # tie rule it goes under 100, so 100 holds four records (Leiden counts three) and 200 two.
+    hierarchy = build_hierarchy(
+        [
+            (1, [10, 100]),
+            (2, [10, 100]),
+            (3, [11, 100]),
+            (4, [11, 200]),
+            (5, [12, 200]),
+            (6, [12, 200]),
+            (7, [7, 200]),  # alone at level 0: a member of 200 itself
+        ]
+    )
+    assert hierarchy.communities["0-11"].parent == "1-100"
+    assert hierarchy.communities["1-100"].size == 4
+    assert hierarchy.communities["1-200"].size == 3
+    assert hierarchy.communities["1-200"].members == (4, 5, 6, 7)
+    under = {cid: 0 for cid in hierarchy.communities}
+    for finest in hierarchy.finest.values():
+        above: str | None = finest
+        while above is not None:
+            under[above] += 1
+            above = hierarchy.communities[above].parent
+    assert {cid: c.size for cid, c in hierarchy.communities.items()} == under
 
 
 def test_key_format() -> None:
@@ -75,3 +106,22 @@ def test_community_batches_hold_the_changing_communities_members_and_no_others()
         (f"{na_id}-0", cid) for na_id, cid in finest.items() if cid != "0-6"
     }
     assert list(community_batches(finest, [], 3)) == []
+
+
+def test_a_community_s_hash_follows_its_members_its_size_and_the_code_that_made_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from nara_kg.graph import community_memberships
+
+    hierarchy = build_hierarchy([(1, [10, 100]), (2, [10, 100]), (3, [11, 100]), (4, [11, 100])])
+    hashes = community_memberships.member_hashes(hierarchy)
+    assert community_memberships.member_hashes(hierarchy) == hashes
+    top = hierarchy.communities["1-100"]
+    resized = dataclasses.replace(
+        hierarchy,
+        communities={**hierarchy.communities, "1-100": dataclasses.replace(top, size=5)},
+    )
+    assert community_memberships.member_hashes(resized)["1-100"] != hashes["1-100"]
+    assert community_memberships.member_hashes(resized)["0-10"] == hashes["0-10"]
+    monkeypatch.setattr(community_memberships, "hierarchy_code_digest", lambda: "other code")
+    assert set(community_memberships.member_hashes(hierarchy).values()).isdisjoint(hashes.values())

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from nara_kg.build.communities import can_skip_leiden, changed_communities
 from nara_kg.generation.report_sources import can_skip_reports, report_sources_digest
+from nara_kg.graph import communities as graph_communities
 from nara_kg.graph.communities import projection_digests
 from nara_kg.model.community_hierarchy import build_hierarchy, canonical_assignments
 
@@ -31,6 +34,18 @@ def test_projection_digest_follows_edges_and_weights_not_text() -> None:
     assert projection_digests(edited).content != first.content
     # An int weight and its float are one weight (Cypher returns either).
     assert projection_digests([[1, 2, 1, "h1"]]) == projection_digests([[1, 2, 1.0, "h1"]])
+
+
+def test_a_change_to_the_hierarchy_code_changes_the_projection_digest(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """So Leiden runs again after such a change, and the communities it writes are those a
+    full build would write (not the old code's, kept by a skipped run)."""
+    first = projection_digests(ROWS)
+    monkeypatch.setattr(graph_communities, "hierarchy_code_digest", lambda: "other code")
+    again = projection_digests(ROWS)
+    assert again.projection != first.projection
+    assert (again.content, again.records) == (first.content, first.records)
 
 
 def test_leiden_is_skipped_only_on_the_same_projection_and_communities() -> None:

@@ -58,7 +58,12 @@ class FakeReports:
         return f"Record {na_id}\n\nBody of record {na_id}."
 
     def members_of_many(
-        self, driver: Any, database: str, ids: list[str], known: Any = None
+        self,
+        driver: Any,
+        database: str,
+        ids: list[str],
+        known: Any = None,
+        member_ids: Any = None,
     ) -> dict[str, Any]:
         """The rows the graph holds, as the run's :class:`KnownMembers` derives them."""
         return {

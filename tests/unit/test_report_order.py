@@ -94,14 +94,19 @@ class TwoTrees(FakeReports):
         return sorted([*COMMUNITIES, *SECOND_TREE], key=lambda c: c["level"])
 
     def members_of_many(
-        self, driver: Any, database: str, ids: list[str], known: Any = None
+        self,
+        driver: Any,
+        database: str,
+        ids: list[str],
+        known: Any = None,
+        member_ids: Any = None,
     ) -> dict[str, Any]:
         if ids:  # the graph is asked nothing for a batch of copies alone
             self.events.append(("read", tuple(ids)))
         saved = dict(MEMBERS)
         MEMBERS.update(self.members)
         try:
-            return super().members_of_many(driver, database, ids, known)
+            return super().members_of_many(driver, database, ids, known, member_ids)
         finally:
             MEMBERS.clear()
             MEMBERS.update(saved)
@@ -146,3 +151,32 @@ def test_each_tree_group_is_read_written_and_let_go_of_before_the_next(
     assert by_group.generated == whole.generated == 8
     assert by_group.copied_from_sub_community == whole.copied_from_sub_community == 2
     assert grouped.written == one_group.written
+
+
+def _done(**members: set[int]) -> dict[str, Any]:
+    return {cid: (None, frozenset(ids)) for cid, ids in members.items()}
+
+
+def test_a_community_split_between_known_sub_communities_takes_their_members() -> None:
+    community = {"id": "1-1", "size": 5, "children": ["0-1", "0-4"]}
+    done = _done(**{"0-1": {1, 2, 3}, "0-4": {4, 5}})
+    assert report_loop.members_of_sub_communities(community, done) == [1, 2, 3, 4, 5]
+
+
+@pytest.mark.parametrize(
+    ("community", "done"),
+    [
+        # a record whose finest community it is (its size is more than its sub-communities hold)
+        ({"id": "1-1", "size": 6, "children": ["0-1", "0-4"]}, {"0-1": {1, 2, 3}, "0-4": {4, 5}}),
+        # a sub-community the run does not know
+        ({"id": "1-1", "size": 5, "children": ["0-1", "0-4"]}, {"0-1": {1, 2, 3}}),
+        # sub-communities that overlap (not a tree)
+        ({"id": "1-1", "size": 4, "children": ["0-1", "0-3"]}, {"0-1": {1, 2, 3}, "0-3": {3, 4}}),
+        # no sub-community
+        ({"id": "1-1", "size": 2, "children": []}, {}),
+    ],
+)
+def test_members_are_asked_of_the_graph_unless_the_sub_communities_hold_them_all(
+    community: dict[str, Any], done: dict[str, set[int]]
+) -> None:
+    assert report_loop.members_of_sub_communities(community, _done(**done)) is None
