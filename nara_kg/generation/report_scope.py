@@ -135,9 +135,12 @@ def outward_change(
     """The records whose report inputs change with a record whose face or edges changed (pure):
     the other ends of every old and new edge when its face changed (or the store cannot tell),
     else those of the edges that came, went or changed weight."""
+    new_ends = {int(target) for target, _ in edges}
     old_edges = _stored_edges(old_edges_text)
-    if old_edges is None or _outward_digest(face, old_edges) != old_outward:
-        return {int(target) for target, _ in edges} | set(_targets(old_edges_text))
+    if old_edges is None:
+        return new_ends | set(_targets(old_edges_text))
+    if _outward_digest(face, old_edges) != old_outward:
+        return new_ends | {target for target, _ in old_edges}
     moved = {(int(t), float(w)) for t, w in edges} ^ set(old_edges)
     return {target for target, _ in moved}
 
