@@ -12,6 +12,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Final, Protocol
 
 from nara_kg.linking.authorities import PERSON_DATES
@@ -145,8 +146,11 @@ class CommunityProfile:
         return f"{self.first_year}\u2013{self.last_year}"
 
 
-def years_of(dates: str | None) -> list[int]:
-    return [int(year) for year in _YEAR.findall(dates or "")]
+@lru_cache(maxsize=65_536)
+def years_of(dates: str | None) -> tuple[int, ...]:
+    """The years a date range names. Kept per text: a record is a member at every level, and
+    matching its dates again at each one was a tenth of profiling a coarse community."""
+    return tuple(int(year) for year in _YEAR.findall(dates or ""))
 
 
 def profile_of(

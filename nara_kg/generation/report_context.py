@@ -37,7 +37,7 @@ tips over the budget loses its last-added elements until it fits.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from nara_kg.generation.community_profile import profile_of
@@ -78,6 +78,11 @@ __all__ = [
 ]
 
 
+def _member_rank(member: MemberInfo) -> tuple[int, int]:
+    """Members rank by degree, highest first, then by naId."""
+    return (-member.degree, member.na_id)
+
+
 @dataclass
 class _Ranked:
     """Members and relationships of one community, deduplicated and ranked; each row rendered
@@ -87,6 +92,9 @@ class _Ranked:
     rels: list[RelationshipInfo]
     #: A relationship's rank in the whole community: its row's id.
     rank_of: dict[RelKey, int]
+    #: The members by naId, in rank order, and their naIds.
+    by_id: dict[int, MemberInfo] = field(default_factory=dict)
+    member_ids: frozenset[int] = frozenset()
     #: The rendered Mentioned table: part of every selection, like the section headers.
     mentioned: str = ""
     _member_rows: dict[int, str] = field(default_factory=dict)
@@ -97,7 +105,7 @@ class _Ranked:
         cls, members: Iterable[MemberInfo], relationships: Iterable[RelationshipInfo]
     ) -> _Ranked:
         unique_members: dict[int, MemberInfo] = {}
-        for member in sorted(members, key=lambda m: (-m.degree, m.na_id)):
+        for member in sorted(members, key=_member_rank):
             unique_members.setdefault(member.na_id, member)
         unique_rels: dict[RelKey, RelationshipInfo] = {}
         for rel in sorted(
@@ -111,6 +119,8 @@ class _Ranked:
             # The row id is the rank in the whole community, so a row reads the same whether or
             # not the rows before it made the cut.
             rank_of={key: rank for rank, key in enumerate(unique_rels, 1)},
+            by_id=unique_members,
+            member_ids=frozenset(unique_members),
         )
 
     def member_row(self, member: MemberInfo) -> str:
@@ -132,6 +142,16 @@ class _Ranked:
     def all_rows(self) -> list[str]:
         return [*map(self.member_row, self.members), *map(self.rel_row, self.rels)]
 
+    def members_in(self, na_ids: Iterable[int]) -> list[MemberInfo]:
+        """These members in rank order, found without walking every member."""
+        return sorted((self.by_id[na_id] for na_id in na_ids), key=_member_rank)
+
+    def rels_in(self, keys: Iterable[RelKey]) -> list[RelationshipInfo]:
+        """These relationships in rank order (`keys`: of relationships of the community)."""
+        ranks = sorted(map(self.rank_of.__getitem__, keys))
+        # rank_of counts from 1 in the order of `rels`.
+        return [self.rels[rank - 1] for rank in ranks]
+
 
 @dataclass
 class _Selection:
@@ -148,6 +168,17 @@ def _internal_to_one(rel: RelationshipInfo, subs: Sequence[SubReport]) -> bool:
     )
 
 
+def _first_holders(subs: Sequence[SubReport]) -> tuple[dict[int, int], bool]:
+    """naId -> the index of the first of `subs` that holds it, and whether no record is in two
+    of them (Leiden's sub-communities split their community). Built a sub-community at a time
+    by dict operations, last first so that the first holder's index stays: a coarse community's
+    members are looked up here, not walked one by one in Python."""
+    first_at: dict[int, int] = {}
+    for index in range(len(subs) - 1, -1, -1):
+        first_at.update(dict.fromkeys(subs[index].member_na_ids, index))
+    return first_at, len(first_at) == sum(len(sub.member_na_ids) for sub in subs)
+
+
 @dataclass
 class _Coverage:
     """When substituting the first k sub-reports (in order) covers each member and relationship:
@@ -160,12 +191,21 @@ class _Coverage:
 
     @classmethod
     def of(cls, ranked: _Ranked, sub_order: Sequence[SubReport]) -> _Coverage:
+        # `member_at` may hold records of the sub-communities that are not members: it is only
+        # asked about members.
+        member_at, disjoint = _first_holders(sub_order)
+        rel_at: dict[RelKey, int] = {}
+        if disjoint:
+            # A relationship is inside a sub-community only when both ends are in that one.
+            for rel in ranked.rels:
+                at = member_at.get(rel.source_na_id)
+                if at is not None and at == member_at.get(rel.target_na_id):
+                    rel_at[rel_key(rel)] = at
+            return cls(member_at, rel_at)
         subs_of: dict[int, list[int]] = {}
         for index, sub in enumerate(sub_order):
             for na_id in sub.member_na_ids:
                 subs_of.setdefault(na_id, []).append(index)
-        member_at = {m.na_id: subs_of[m.na_id][0] for m in ranked.members if m.na_id in subs_of}
-        rel_at: dict[RelKey, int] = {}
         for rel in ranked.rels:
             source = subs_of.get(rel.source_na_id)
             target = subs_of.get(rel.target_na_id)
@@ -218,20 +258,60 @@ class _Left:
 
 
 def _leaf_schedule(
-    members: Sequence[MemberInfo], rels: Sequence[RelationshipInfo]
+    rels: Iterable[RelationshipInfo],
+    member_of: Callable[[int], MemberInfo | None],
+    loners: Iterable[MemberInfo],
 ) -> Iterator[MemberInfo | RelationshipInfo]:
-    """GraphRAG's leaf order: per relationship (ranked) its two ends, then itself; then loners.
-    Lazy: the greedy fill stops at the first element that does not fit."""
-    by_id = {m.na_id: m for m in members}
+    """GraphRAG's leaf order: per relationship (ranked) its two ends that are candidates
+    (`member_of` gives them, None for the others), then itself; then the candidates not placed
+    (`loners`, ranked). Lazy: the greedy fill stops at the first element that does not fit."""
     placed: set[int] = set()
     for rel in rels:
         for end in (rel.source_na_id, rel.target_na_id):
-            member = by_id.get(end)
-            if member is not None and end not in placed:
-                placed.add(end)
-                yield member
+            if end not in placed:
+                member = member_of(end)
+                if member is not None:
+                    placed.add(end)
+                    yield member
         yield rel
-    yield from (m for m in members if m.na_id not in placed)
+    yield from (m for m in loners if m.na_id not in placed)
+
+
+def _left_after(
+    ranked: _Ranked, subs: Sequence[SubReport]
+) -> tuple[Iterable[RelationshipInfo], Callable[[int], MemberInfo | None], Iterable[MemberInfo]]:
+    """What step 3 fills from after the sub-reports `subs`, for :func:`_leaf_schedule`: the
+    relationships inside none of them and the members in none of them. When the
+    sub-communities do not overlap, both are found as the fill asks for them, so a coarse
+    community whose budget the sub-reports nearly fill does not sort out every row."""
+    first_at, disjoint = _first_holders(subs)
+    if not disjoint:
+        members, rels = _remaining(ranked, subs)
+        return rels, {m.na_id: m for m in members}.get, members
+
+    def rels_left() -> Iterator[RelationshipInfo]:
+        for rel in ranked.rels:
+            at = first_at.get(rel.source_na_id)
+            if at is None or at != first_at.get(rel.target_na_id):
+                yield rel
+
+    def member_of(na_id: int) -> MemberInfo | None:
+        return None if na_id in first_at else ranked.by_id.get(na_id)
+
+    return rels_left(), member_of, (m for m in ranked.members if m.na_id not in first_at)
+
+
+def _inside_one(subs: Sequence[SubReport]) -> Callable[[RelationshipInfo], bool]:
+    """Whether a relationship has both ends in one of `subs` (whose report covers it)."""
+    first_at, disjoint = _first_holders(subs)
+    if not disjoint:
+        return lambda rel: _internal_to_one(rel, subs)
+
+    def inside(rel: RelationshipInfo) -> bool:
+        at = first_at.get(rel.source_na_id)
+        return at is not None and at == first_at.get(rel.target_na_id)
+
+    return inside
 
 
 #: Rows of the greedy fill counted per batch (the tokenizer's batch call is faster than one
@@ -261,18 +341,15 @@ def _uncovered(ranked: _Ranked, sub_order: Sequence[SubReport]) -> list[int]:
     """A floor under the rows left outside the first k sub-communities, for k = 1..len: the
     members in none of them, and, when the sub-communities do not overlap (Leiden's nest and
     split their community), the relationships inside none of them too."""
-    member_ids = {m.na_id for m in ranked.members}
-    first_at: dict[int, int] = {}
-    disjoint = True
+    member_ids = ranked.member_ids
+    first_at, disjoint = _first_holders(sub_order)
     freed = [0] * (len(sub_order) + 1)
-    for index, sub in enumerate(sub_order):
-        for na_id in sub.member_na_ids:
-            if na_id in first_at:
-                disjoint = False
-                continue
-            first_at[na_id] = index
-            if na_id in member_ids:
-                freed[index] += 1
+    if disjoint:
+        for index, sub in enumerate(sub_order):
+            freed[index] = len(member_ids.intersection(sub.member_na_ids))
+    else:
+        for na_id in member_ids.intersection(first_at):
+            freed[first_at[na_id]] += 1
     left = len(member_ids)
     if disjoint:
         # A relationship is inside a sub-community only when both ends are in that one.
@@ -335,8 +412,8 @@ class _Budget:
 def _render_selection(ranked: _Ranked, selection: _Selection) -> str:
     return render_tables(
         [sub_row(sub) for sub in selection.subs],
-        [ranked.member_row(m) for m in ranked.members if m.na_id in selection.member_ids],
-        [ranked.rel_row(r) for r in ranked.rels if rel_key(r) in selection.rel_keys],
+        [ranked.member_row(m) for m in ranked.members_in(selection.member_ids)],
+        [ranked.rel_row(r) for r in ranked.rels_in(selection.rel_keys)],
         ranked.mentioned,
     )
 
@@ -358,9 +435,9 @@ def _greedy(
         used += cost
         subs.append(sub)
         log.append(sub)
-    members, rels = _remaining(ranked, subs)
     selection = _Selection(subs=subs, member_ids=set(), rel_keys=set())
-    for item, row in _batched_rows(ranked, _leaf_schedule(members, rels), budget):
+    schedule = _leaf_schedule(*_left_after(ranked, subs))
+    for item, row in _batched_rows(ranked, schedule, budget):
         cost = budget.row(row)
         if used + cost > budget.budget:
             break
@@ -422,16 +499,12 @@ def build_context(
             skeleton = with_mentioned
 
     def result(selection: _Selection, text: str, tokens: int) -> ReportContext:
-        included_members = tuple(m for m in ranked.members if m.na_id in selection.member_ids)
-        included_rels = tuple(r for r in ranked.rels if rel_key(r) in selection.rel_keys)
-        covered: set[int] = set()
-        for sub in selection.subs:
-            covered |= sub.member_na_ids
-        truncated = any(
-            m.na_id not in selection.member_ids and m.na_id not in covered for m in ranked.members
-        ) or any(
-            rel_key(r) not in selection.rel_keys and not _internal_to_one(r, selection.subs)
-            for r in ranked.rels
+        included_members = tuple(ranked.members_in(selection.member_ids))
+        included_rels = tuple(ranked.rels_in(selection.rel_keys))
+        covered = frozenset[int]().union(*(sub.member_na_ids for sub in selection.subs))
+        inside_one = _inside_one(selection.subs)
+        truncated = bool(ranked.member_ids - covered - selection.member_ids) or any(
+            rel_key(r) not in selection.rel_keys and not inside_one(r) for r in ranked.rels
         )
         return ReportContext(
             community_id=community_id,

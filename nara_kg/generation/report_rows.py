@@ -6,6 +6,7 @@ and a :class:`~nara_kg.generation.community_report.CommunityReport` into the row
 from __future__ import annotations
 
 import hashlib
+import heapq
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cache
@@ -241,8 +242,11 @@ def top_members(
 ) -> list[dict[str, Any]]:
     """The `limit` members of highest degree (ties by naId), each once, without their text."""
     distinct = {int(m["naId"]): m for m in members}
-    ranked = sorted(distinct.values(), key=lambda m: (-int(m["degree"] or 0), int(m["naId"])))
-    return [{name: member.get(name) for name in _TOP_MEMBER_FIELDS} for member in ranked[:limit]]
+    # The few highest of a coarse community's thousands, without sorting them all.
+    ranked = heapq.nsmallest(
+        limit, distinct.values(), key=lambda m: (-int(m["degree"] or 0), int(m["naId"]))
+    )
+    return [{name: member.get(name) for name in _TOP_MEMBER_FIELDS} for member in ranked]
 
 
 #: The modules whose code turns a community's rows into its context and its report: a change
@@ -300,15 +304,11 @@ class RunRows:
 
     def __init__(self) -> None:
         self._member_digests: dict[int, bytes] = {}
-        self._relationship_digests: dict[tuple[int, int, str], bytes] = {}
         self._members: dict[int, MemberInfo] = {}
         self._relationships: dict[tuple[int, int, str], RelationshipInfo] = {}
 
     def member_digests(self, rows: Iterable[Mapping[str, Any]]) -> list[bytes]:
         return _made_once(self._member_digests, rows, _member_key, _row_digest)
-
-    def relationship_digests(self, rows: Iterable[Mapping[str, Any]]) -> list[bytes]:
-        return _made_once(self._relationship_digests, rows, _relationship_key, _row_digest)
 
     def members(self, rows: Iterable[Mapping[str, Any]]) -> list[MemberInfo]:
         return _made_once(self._members, rows, _member_key, _member_info)
@@ -356,10 +356,11 @@ def report_input_key(
     enter in a canonical order: the graph returns them in its store's order, which differs
     between a graph built from scratch and the same graph updated, and the context does not
     depend on it. Each part is hashed as one JSON line (JSON escapes every newline), and each
-    row by a digest of its JSON line (16 bytes; a canonical order of digests is an order of
-    rows as good as any): the rows' text is serialized once, not again inside one document,
-    and what a run keeps of a row for the next level is short. `run_rows` keeps the rows'
-    digests between the calls of one run."""
+    member row by a digest of its JSON line (16 bytes; a canonical order of digests is an order
+    of rows as good as any): the rows' text is serialized once, not again inside one document,
+    and what a run keeps of a row for the next level is short. A relationship enters by its
+    ends and type: its titles and degree are its ends' member rows'. `run_rows` keeps the
+    member rows' digests between the calls of one run."""
     digest = hashlib.sha256()
 
     def part(value: Any) -> None:
@@ -370,13 +371,14 @@ def report_input_key(
     part([community["id"], community["level"], community["size"], sorted(community["children"])])
     if run_rows is None:
         member_digests = sorted(map(_row_digest, members))
-        relationship_digests = sorted(map(_row_digest, relationships))
     else:
         member_digests = sorted(run_rows.member_digests(members))
-        relationship_digests = sorted(run_rows.relationship_digests(relationships))
-    for rows, digests in ((members, member_digests), (relationships, relationship_digests)):
-        part(len(rows))
-        digest.update(b"".join(digests))
+    part(len(members))
+    digest.update(b"".join(member_digests))
+    # A relationship row's titles and degree are its ends' (OutgoingRelationships.within), and
+    # both ends are members, whose rows are in the key: a relationship enters by its ends and
+    # type alone.
+    part(sorted(map(_relationship_key, relationships)))
     part(sorted(totals.items()))
     part(sorted(sub_report_keys.items()))
     return digest.hexdigest()

@@ -152,12 +152,14 @@ def test_the_input_key_covers_each_input() -> None:
         **base,
         "community": {"id": "0-a", "level": 0, "size": 2, "children": []},
         "members": [{"text": "a", "title": "A", "naId": 1}],
-        "relationships": list(reversed([*base["relationships"], {"source": 2, "target": 1}])),
+        "relationships": list(
+            reversed([*base["relationships"], {"source": 2, "target": 1, "type": "Includes"}])
+        ),
         "totals": dict(reversed(list({**base["totals"], 11: ["A11", "", 1, 1]}.items()))),
     }
     with_more = {
         **base,
-        "relationships": [*base["relationships"], {"source": 2, "target": 1}],
+        "relationships": [*base["relationships"], {"source": 2, "target": 1, "type": "Includes"}],
         "totals": {**base["totals"], 11: ["A11", "", 1, 1]},
     }
     assert report_input_key(**reordered) == report_input_key(**with_more)
@@ -212,8 +214,11 @@ def test_lines_kept_between_levels_give_the_same_keys() -> None:
     assert key(list(reversed(rows)), lines, rels[::-1]) == key(rows, None, rels)
     changed = [{**rows[0], "text": "edited"}, *rows[1:]]
     assert key(changed, RunRows()) == key(changed, None) != key(rows, None)
-    edited = [{**rels[0], "degree": 4}]
-    assert key(rows, RunRows(), edited) == key(rows, None, edited) != key(rows, None)
+    retyped = [{**rels[0], "type": "CREATOR"}]
+    assert key(rows, RunRows(), retyped) == key(rows, None, retyped) != key(rows, None)
+    # A relationship's titles and degree are its ends' rows': a changed end is a changed key.
+    regraded = [{**rows[0], "degree": 9}, *rows[1:]]
+    assert key(regraded, RunRows()) != key(rows, None)
 
 
 def test_a_run_that_keeps_reports_keeps_the_token_counts_their_rows_had(
