@@ -17,6 +17,28 @@ import pytest
 from nara_kg.settings import Neo4jSettings
 
 
+@pytest.fixture(autouse=True)
+def _no_dagster_instance_left_open() -> Iterator[None]:
+    """A Dagster instance entered and never exited (`dg.instance_for_test()` outside `with`)
+    leaves its state storage current for the rest of the process; once the instance is
+    collected, the next test that loads the Definitions fails ("undefined DagsterInstance
+    weakref"), and which test that is depends on how pytest-xdist shares the tests out. This
+    fails the test that left it instead. (A context closed after the instance it was opened
+    in, such as a schedule context left open inside `with dg.instance_for_test()`, puts the
+    dead instance's storage back only when the garbage collector closes it: that shows here
+    in whichever test it happens, with this message.)"""
+    from dagster._core.storage.defs_state.base import DefsStateStorage
+
+    before = DefsStateStorage.get()
+    yield
+    left = DefsStateStorage.get()
+    assert left is before, (
+        "a Dagster instance was left open (its state storage is still current), by this test "
+        "or by an earlier one whose unclosed context was collected now: enter Dagster "
+        "contexts and instances with `with`"
+    )
+
+
 @pytest.fixture(scope="session")
 def embedder():  # type: ignore[no-untyped-def]
     from nara_kg.embedding.encoder import Embedder

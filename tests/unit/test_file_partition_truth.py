@@ -146,11 +146,11 @@ def test_an_unchanged_rerun_stays_synced_and_a_changed_file_does_not(
 
 
 def _sensor(instance: dg.DagsterInstance, export: Path, work: Path) -> dg.SensorResult:
-    context = dg.build_sensor_context(
+    with dg.build_sensor_context(
         instance=instance,
         resources={"paths": PipelinePaths(data_dir=str(export), work_dir=str(work))},
-    )
-    result = input_files_sensor(context)
+    ) as context:
+        result = input_files_sensor(context)
     assert isinstance(result, dg.SensorResult)
     for request in result.dynamic_partitions_requests or []:
         if isinstance(request, dg.AddDynamicPartitionsRequest):

@@ -33,12 +33,12 @@ from schedules import (
 
 def evaluate(instance: dg.DagsterInstance, data: Path, cursor: str | None) -> dg.SensorResult:
     """One sensor tick; its partition requests are applied as the daemon would."""
-    context = dg.build_sensor_context(
+    with dg.build_sensor_context(
         cursor=cursor,
         instance=instance,
         resources={"paths": PipelinePaths(data_dir=str(data), work_dir=str(data / "work"))},
-    )
-    result = input_files_sensor(context)
+    ) as context:
+        result = input_files_sensor(context)
     for request in result.dynamic_partitions_requests or []:
         if isinstance(request, dg.AddDynamicPartitionsRequest):
             instance.add_dynamic_partitions(request.partitions_def_name, request.partition_keys)
@@ -129,11 +129,15 @@ def test_nightly_schedule_covers_every_partition_and_reads_its_cron_from_env(
 
     for name in ("b.jsonl", "a.jsonl", "c.jsonl"):
         write(tmp_path / name, "{}\n")
-    with dg.instance_for_test() as instance:
-        context = dg.build_schedule_context(
+    # Both closed by `with`, the context first: it opens an instance of its own from the
+    # test instance's ref (see tests/conftest.py).
+    with (
+        dg.instance_for_test() as instance,
+        dg.build_schedule_context(
             instance=instance,
             resources={"paths": PipelinePaths(data_dir=str(tmp_path), work_dir=str(tmp_path))},
-        )
+        ) as context,
+    ):
         [request] = default.evaluate_tick(context).run_requests
     assert request.tags[RANGE_START] == "a.jsonl" and request.tags[RANGE_END] == "c.jsonl"
 
