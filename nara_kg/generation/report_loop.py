@@ -354,8 +354,8 @@ class ReportLoop:
             known=reads.relationships,
         )
         # What a community's text names is its sub-communities' totals plus its other members'
-        # (Leiden's levels nest, so the sub-communities split their members): each record's
-        # mentions are read once per run, not once per level.
+        # (the graph's community tree nests, so the sub-communities split their members): each
+        # record's mentions are read once per run, not once per level.
         parts = {
             cid: _mention_parts(community, members_of[cid], done, self._mention_totals_of)
             for community in batch

@@ -4,7 +4,8 @@ and within a group, batches of one level, finest first.
 A community's context needs its members, the relationships between them and its
 sub-communities' reports, so every level of the hierarchy reads the same records again. The run
 keeps what it derived from them (member rows, relationships, row digests, token counts) while a
-coarser community may still need it, and no longer: Leiden's levels nest, so no community reads
+coarser community may still need it, and no longer: the community tree the graph holds nests
+(:mod:`nara_kg.model.community_hierarchy`; GDS's own levels need not), so no community reads
 a record outside its own tree (the communities under one top-level community). Run tree group
 by tree group, what the run holds is bounded by the largest group, not by the graph: at 10^6
 records the largest of 49 trees held 45,369 of 939,158 records.

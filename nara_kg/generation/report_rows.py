@@ -294,13 +294,14 @@ def _relationship_key(row: Mapping[str, Any]) -> tuple[int, int, str]:
 
 
 class RunRows:
-    """What one run derives from each member and relationship row, derived once: its digest
-    for :func:`report_input_key` and its :class:`MemberInfo` or :class:`RelationshipInfo` for
-    the context. A record is a member at every level and a relationship inside a community at
-    every level above the one that first holds both ends; encoding and converting the same rows
-    again at each level was most of keying the coarse communities and a sixth of building their
-    contexts. Rows are told apart by naId (relationships by both ends and type), so one instance
-    serves one run, within which a row does not change."""
+    """What one run derives from each member and relationship row, derived once: a member's
+    digest for :func:`report_input_key`, and the :class:`MemberInfo` or
+    :class:`RelationshipInfo` of either for the context. A record is a member at every level
+    and a relationship inside a community at every level above the one that first holds both
+    ends; encoding and converting the same rows again at each level was most of keying the
+    coarse communities and a sixth of building their contexts. Rows are told apart by naId
+    (relationships by both ends and type), so one instance serves one run, within which a row
+    does not change."""
 
     def __init__(self) -> None:
         self._member_digests: dict[int, bytes] = {}

@@ -278,10 +278,10 @@ class MemberFields(Protocol):
 
 @dataclass
 class KnownMembers:
-    """Member rows read once per run: Leiden's levels nest, so every level's communities hold
-    the same records, and reading each level's members with their text read every record's row
-    once per level. Coarser levels read their members' naIds and only the rows not read yet
-    (records that joined a community at that level).
+    """Member rows read once per run: the graph's community tree nests, so every level's
+    communities hold the same records, and reading each level's members with their text read
+    every record's row once per level. Coarser levels read their members' naIds and only the
+    rows not read yet (records that joined a community at that level).
 
     With `fields`, rows are what it derives from them: a record `fields` holds as settled is
     not read at all, and one whose node's row hash is one it remembers is not read with its
@@ -393,12 +393,13 @@ Outgoing = tuple[tuple[int, str], ...]
 
 @dataclass
 class OutgoingRelationships:
-    """Records' relationships to other records (target naId, type), read once per run: Leiden's
-    levels nest, so every level's communities hold the same records, and reading them per level
-    read every relationship once per level (four times here). A relationship's titles and
-    degree are its ends' (their member rows'), so a record's outgoing list changes only with
-    its own edges: the caller may :meth:`adopt` lists it kept from an earlier run for records
-    whose edges did not change since, and keeps :meth:`take_read` for the next."""
+    """Records' relationships to other records (target naId, type), read once per run: the
+    graph's community tree nests, so every level's communities hold the same records, and
+    reading them per level read every relationship once per level (four times here). A
+    relationship's titles and degree are its ends' (their member rows'), so a record's
+    outgoing list changes only with its own edges: the caller may :meth:`adopt` lists it kept
+    from an earlier run for records whose edges did not change since, and keeps
+    :meth:`take_read` for the next."""
 
     outgoing: dict[int, Outgoing] = field(default_factory=dict)
     #: Records read from the graph since the last :meth:`take_read`.
