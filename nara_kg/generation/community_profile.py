@@ -8,9 +8,10 @@ report's token budget), so a coarse community's profile is as complete as a fine
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Final, Protocol
@@ -160,24 +161,40 @@ def profile_of(
     by_id: dict[int, _Member] = {}
     for member in members:
         by_id.setdefault(member.na_id, member)
-    kinds = Counter(member.node_type for member in by_id.values())
-    descriptions = [m for m in by_id.values() if m.node_type in DESCRIPTION_LEVELS]
+    ranked = sorted(by_id.values(), key=lambda m: (-m.degree, m.na_id))
+    return profile_of_ranked({m.na_id: m for m in ranked}, relationships)
+
+
+def profile_of_ranked(
+    by_id: Mapping[int, _Member], relationships: Iterable[_Relationship]
+) -> CommunityProfile:
+    """:func:`profile_of` of members already distinct and ranked (`by_id`: naId -> member, by
+    degree, highest first, then naId), as a report context holds them: not ranked again."""
+    members = by_id.values()
+    kinds = Counter(member.node_type for member in members)
+    descriptions = [m for m in members if m.node_type in DESCRIPTION_LEVELS]
     years = [year for m in descriptions for year in years_of(m.dates)]
     created: dict[str, set[int]] = {}
     for rel in relationships:
+        if rel.rel_type != Rel.CREATOR:
+            continue
         creator = by_id.get(rel.source_na_id)
-        if rel.rel_type != Rel.CREATOR or creator is None or not creator.title:
+        if creator is None or not creator.title:
             continue
         name = display_name(creator.title, creator.node_type)
         created.setdefault(name, set()).add(rel.target_na_id)
     creators = sorted(created, key=lambda name: (-len(created[name]), name))
-    titles = {m.title for m in by_id.values() if m.title}
+    titles = {m.title for m in members if m.title}
     parents = Counter(m.part_of for m in descriptions if m.part_of and m.part_of not in titles)
-    ranked = sorted(descriptions, key=lambda m: (-m.degree, m.na_id))
-    representative = next((m for m in ranked if m.title), None)
-    key_records = [
-        m for m in ranked if m.node_type in AGGREGATE_LEVELS and m.title and m is not representative
-    ]
+    representative = next((m for m in descriptions if m.title), None)
+    key_records = itertools.islice(
+        (
+            m
+            for m in descriptions
+            if m.node_type in AGGREGATE_LEVELS and m.title and m is not representative
+        ),
+        KEY_RECORDS,
+    )
     return CommunityProfile(
         # Most first; among equals, descriptions before authorities.
         kinds=tuple(
@@ -188,7 +205,7 @@ def profile_of(
         creators=tuple(creators),
         part_of=min(parents, key=lambda p: (-parents[p], p)) if parents else None,
         representative=_key(representative) if representative is not None else None,
-        key_records=tuple(_key(m) for m in key_records[:KEY_RECORDS]),
+        key_records=tuple(map(_key, key_records)),
     )
 
 

@@ -40,7 +40,7 @@ import itertools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from nara_kg.generation.community_profile import profile_of
+from nara_kg.generation.community_profile import profile_of_ranked
 from nara_kg.generation.report_context_data import (
     EXCERPT_MAX_CHARS,
     TITLE_MAX_CHARS,
@@ -483,7 +483,7 @@ def build_context(
     relationships, left out only when the budget cannot hold it beside the empty sections.
     """
     ranked = _Ranked.of(members, relationships)
-    profile = profile_of(ranked.members, ranked.rels)
+    profile = profile_of_ranked(ranked.by_id, ranked.rels)
     budget = _Budget(count_tokens, token_budget, row_costs, count_tokens_many)
     skeleton = budget.count(render_tables([], [], []))
     if skeleton > token_budget:

@@ -641,6 +641,50 @@ def test_the_profile_covers_the_whole_community_whatever_fits_the_budget() -> No
     )
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_a_context_profiles_its_ranked_members_as_the_profile_of_the_raw_rows(seed: int) -> None:
+    """build_context profiles the members it has ranked, without ranking them again: the same
+    profile as one made from the rows in any order, repeated rows and all."""
+    import random
+
+    from nara_kg.generation.community_profile import (
+        AGGREGATE_LEVELS,
+        DESCRIPTION_LEVELS,
+        KEY_RECORDS,
+        profile_of,
+    )
+
+    rng = random.Random(seed)
+    kinds = ["series", "fileUnit", "collection", "recordGroup", "person", "organization"]
+    members = [
+        replace(
+            member(i, rng.randint(0, 5), title=rng.choice(["A", "B", f"m{i}", ""])),
+            node_type=rng.choice(kinds),
+            dates=rng.choice([None, "1942", "1933-04-27 to 1945"]),
+            part_of=rng.choice([None, "A", "P", "Q"]),
+        )
+        for i in range(1, 40)
+    ]
+    rels = [
+        rel(rng.randint(1, 39), rng.randint(1, 39), 1, rng.choice(["CREATOR", "Includes"]))
+        for _ in range(60)
+    ]
+    rows = members + rng.sample(members, 10)
+    rng.shuffle(rows)
+    context = build_context("c", 1, rows, rels, [], token_budget=40, count_tokens=count_words)
+    profile = context.profile
+    assert profile is not None and profile == profile_of(list(reversed(rows)), rels)
+    # The key records, found here without the profile's code: descriptions by degree, then naId.
+    ranked = sorted(
+        (m for m in members if m.node_type in DESCRIPTION_LEVELS and m.title),
+        key=lambda m: (-m.degree, m.na_id),
+    )
+    assert profile.representative is not None
+    assert profile.representative.na_id == ranked[0].na_id
+    aggregates = [m.na_id for m in ranked[1:] if m.node_type in AGGREGATE_LEVELS]
+    assert [k.na_id for k in profile.key_records] == aggregates[:KEY_RECORDS]
+
+
 def test_extractive_report_is_deterministic() -> None:
     first = extractive_report(extractive_context())
     second = extractive_report(extractive_context())
