@@ -14,7 +14,6 @@ from graph_assets.file_stages import CHUNKS
 from graph_assets.partitions import is_full_rebuild
 from graph_assets.record_selection import record_selection
 from nara_kg.build import nodes as build_nodes
-from nara_kg.graph import nodes
 from resources import Neo4jResource, PipelinePaths
 
 
@@ -25,7 +24,8 @@ from resources import Neo4jResource, PipelinePaths
         "recordWithText when its text is embedded) with the record's flattened properties; "
         "chunkId unique, naId indexed. Only new or changed chunks are written (UNWIND + "
         "MERGE); chunks gone from the input are deleted. After a change set from "
-        "record_selection, only its records are read and written. "
+        "record_selection, only its records are read and written, and graph_counts are the "
+        "last run's plus the difference (graph_counts_from). "
         "Core: nara_kg.build.nodes.sync_nodes."
     ),
 )
@@ -42,12 +42,6 @@ def graph_nodes(
             rewrite_all=is_full_rebuild(context),
             log=context.log.info,
         )
-    # The counts are a read of every chunk node: skipped when this run touched none.
-    counts = (
-        nodes.node_counts(driver, neo4j.database)
-        if result.existing_from != "changes" or result.records_touched
-        else {}
-    )
     return dg.MaterializeResult(
         metadata={
             **metadata,
@@ -60,6 +54,7 @@ def graph_nodes(
             "records_written": result.records_written,
             "records_removed": result.records_removed,
             "written_by_type": counts_table(result.written_by_type),
-            "graph_counts": counts_table(counts, key="type.measure"),
+            "graph_counts": counts_table(result.counts, key="type.measure"),
+            "graph_counts_from": result.counts_from,
         }
     )

@@ -13,7 +13,7 @@ from typing import Any
 import pyarrow as pa
 from neo4j import Driver
 
-from nara_kg.build import sync_state
+from nara_kg.build import node_tallies, sync_state
 from nara_kg.build.node_comparison import ExistingHashes
 from nara_kg.build.projection_changes import mark_touched, record_of
 from nara_kg.graph import nodes as node_cypher
@@ -42,6 +42,12 @@ class NodeSyncResult:
     existing_from: str = "graph"
     #: Records whose chunks were read or written one by one.
     records_touched: int = 0
+    #: The chunk nodes per record type (chunks, records, stubs) after the run
+    #: (:mod:`nara_kg.build.node_tallies`), and how they were found: "graph" (a read of every
+    #: chunk node), "difference" (the last write's counts and this run's change) or "kept"
+    #: (nothing written).
+    counts: dict[str, int] = field(default_factory=dict)
+    counts_from: str = "graph"
 
 
 #: The graph_nodes writer's concern in :mod:`nara_kg.build.sync_state`.
@@ -92,7 +98,9 @@ def sync_nodes(
     written_at = None if rewrite_all or changes is None else synced.generation(None)
     plan = plan_for(changes, written_at, full=rewrite_all)
     if plan.mode == "done":
-        return NodeSyncResult(existing_from="changes")
+        result = NodeSyncResult(existing_from="changes")
+        _keep_counts(driver, database, synced.tallies(), result)
+        return result
     if plan.mode == "changes" and plan.changes is not None:
         return _sync_changed(driver, database, layout, synced, plan.changes, log)
     return _sync_whole(driver, database, layout, synced, plan.generation, rewrite_all, log)
@@ -153,20 +161,25 @@ def _sync_changed(
     chunk nodes no longer chosen deleted."""
     result = NodeSyncResult(existing_from="changes", records_touched=len(changes.na_ids))
     ids = list(changes.na_ids)
+    counts_before = synced.tallies()
     if not ids:
         sync_state.record_node_deletions(layout, changes.generation, {})
-        synced.advance(changes.generation)
+        _keep_counts(driver, database, counts_before, result)
+        synced.advance(changes.generation, tallies=result.counts)
         return result
-    existing = node_cypher.row_hashes_of_records(driver, database, ids)
+    existing = node_cypher.chunks_of_records(driver, database, ids)
     with RecordIndex(layout.record_index) as index:
         chosen = index.records(ids)
     synced.begin()
     desired: set[str] = set()
+    desired_counted: list[node_tallies.CountedChunk] = []
     by_type: dict[str, list[dict[str, Any]]] = {}
     for row in chunks_of_records(layout, chosen.values(), NODE_COLUMNS):
         result.desired += 1
         desired.add(row[Col.CHUNK_ID])
-        if existing.get(row[Col.CHUNK_ID]) == row[Col.ROW_HASH]:
+        desired_counted.append(_counted_row(row))
+        known = existing.get(row[Col.CHUNK_ID])
+        if known is not None and known.row_hash == row[Col.ROW_HASH]:
             result.unchanged += 1
             continue
         node = _node_row(row)
@@ -182,8 +195,49 @@ def _sync_changed(
         result.written_by_type[node_type] += len(rows)
     stale = sorted(chunk_id for chunk_id in existing if chunk_id not in desired)
     _delete_stale(driver, database, layout, stale, changes.generation, result, log)
-    synced.commit_changes(changes.generation)
+    replaced = [_counted_node(chunk) for chunk in existing.values()]
+    counts = (
+        None
+        if counts_before is None
+        else node_tallies.apply_difference(counts_before, replaced, desired_counted)
+    )
+    _settle_counts(driver, database, counts, result)
+    synced.commit_changes(changes.generation, tallies=result.counts)
     return result
+
+
+def _counted_row(row: dict[str, Any]) -> node_tallies.CountedChunk:
+    """What the counts see of the node a chunk row makes (:func:`node_properties`)."""
+    props = json.loads(row[Col.PROPS])
+    return node_tallies.CountedChunk(
+        row[Col.NODE_TYPE], int(props[Prop.CHUNK_SEQ_ID]), bool(props.get(Prop.IS_STUB))
+    )
+
+
+def _counted_node(chunk: node_cypher.ExistingChunk) -> node_tallies.CountedChunk:
+    return node_tallies.CountedChunk(str(chunk.node_type), int(chunk.seq or 0), chunk.is_stub)
+
+
+def _settle_counts(
+    driver: Driver, database: str, counts: dict[str, int] | None, result: NodeSyncResult
+) -> None:
+    """`counts` (found by difference) when the count store's nodes per type label agree with
+    them, else a read of every chunk node."""
+    if counts is not None and node_tallies.agrees_with_labels(
+        counts, node_cypher.type_label_counts(driver, database)
+    ):
+        result.counts, result.counts_from = counts, "difference"
+        return
+    result.counts, result.counts_from = node_cypher.node_counts(driver, database), "graph"
+
+
+def _keep_counts(
+    driver: Driver, database: str, counts: dict[str, int] | None, result: NodeSyncResult
+) -> None:
+    """A run that wrote nothing: the last write's counts, checked as in :func:`_settle_counts`."""
+    _settle_counts(driver, database, counts, result)
+    if result.counts_from == "difference":
+        result.counts_from = "kept"
 
 
 def _sync_whole(
@@ -207,7 +261,8 @@ def _sync_whole(
             _write_whole(driver, database, layout, existing, snapshot, rewrite_all, result, log)
         stale = [chunk_id for batch in existing.left() for chunk_id in batch]
     _delete_stale(driver, database, layout, stale, generation, result, log)
-    synced.commit_snapshot(snapshot, generation)
+    result.counts = node_cypher.node_counts(driver, database)
+    synced.commit_snapshot(snapshot, generation, tallies=result.counts)
     return result
 
 

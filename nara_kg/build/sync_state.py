@@ -62,6 +62,8 @@ WRITING_PREFIX = "writing:"
 _ENDS_PER_QUERY = 50_000
 #: The node writer's record of the relationships its deletions took with them.
 NODE_DELETIONS = "node-deletions"
+#: The key of a writer's own counts in its stored state.
+_TALLIES = "tallies"
 
 
 def work_folder_id(layout: WorkLayout) -> str:
@@ -187,9 +189,19 @@ class SyncedSet:
         self.layout.sync_snapshot(self.concern).unlink(missing_ok=True)
         self._set_revision(f"{WRITING_PREFIX}{uuid.uuid4().hex}")
 
-    def commit_changes(self, generation: str | None) -> None:
+    def tallies(self) -> dict[str, int] | None:
+        """The counts the last complete write left with its state (:meth:`commit_changes`,
+        :meth:`commit_snapshot`), if any; as trusted as the write itself."""
+        stored = read_json(self.layout.sync_revision(self.concern)) or {}
+        tallies = stored.get(_TALLIES)
+        return {str(k): int(v) for k, v in tallies.items()} if isinstance(tallies, dict) else None
+
+    def commit_changes(
+        self, generation: str | None, tallies: Mapping[str, int] | None = None
+    ) -> None:
         """After the last write of a change set: the graph's count and `generation`, no
-        snapshot (see the module's notes)."""
+        snapshot (see the module's notes); `tallies`, the writer's own counts of what the graph
+        now holds, go with them."""
         revision = uuid.uuid4().hex
         self._set_revision(revision)
         count = graph_count(self.driver, self.database, self.count_statement)
@@ -201,19 +213,21 @@ class SyncedSet:
             # of the node writer before it trusts that only the changed records lack vectors.
             "scoped": True,
         }
+        if tallies is not None:
+            payload[_TALLIES] = dict(tallies)
         write_json(self.layout.sync_revision(self.concern), payload)
 
-    def advance(self, generation: str) -> None:
+    def advance(self, generation: str, tallies: Mapping[str, int] | None = None) -> None:
         """After an empty change set, checked by :meth:`generation`: the last complete write
         (its snapshot too) equals the selection `generation` as well; nothing is written to
-        the graph."""
+        the graph. `tallies`, when given, replace the stored ones."""
         stored = read_json(self.layout.sync_revision(self.concern))
         if stored is None:
             return
-        write_json(
-            self.layout.sync_revision(self.concern),
-            {**stored, "generation": generation, "scoped": True},
-        )
+        payload = {**stored, "generation": generation, "scoped": True}
+        if tallies is not None:
+            payload[_TALLIES] = dict(tallies)
+        write_json(self.layout.sync_revision(self.concern), payload)
 
     def commit(self, written: pa.Table, generation: str | None = None) -> None:
         """After the last write: `written` (the desired set, now the graph's) is what the next
@@ -228,8 +242,14 @@ class SyncedSet:
         path.parent.mkdir(parents=True, exist_ok=True)
         return SnapshotWriter(temporary_sibling(path), schema)
 
-    def commit_snapshot(self, written: SnapshotWriter, generation: str | None = None) -> None:
-        """:meth:`commit` of a snapshot written by a (closed) :meth:`snapshot_writer`."""
+    def commit_snapshot(
+        self,
+        written: SnapshotWriter,
+        generation: str | None = None,
+        tallies: Mapping[str, int] | None = None,
+    ) -> None:
+        """:meth:`commit` of a snapshot written by a (closed) :meth:`snapshot_writer`, with
+        the writer's `tallies` as in :meth:`commit_changes`."""
         revision = uuid.uuid4().hex
         self._set_revision(revision)
         count = graph_count(self.driver, self.database, self.count_statement)
@@ -245,6 +265,8 @@ class SyncedSet:
             "rows": written.rows,
             "generation": generation,
         }
+        if tallies is not None:
+            payload[_TALLIES] = dict(tallies)
         write_json(self.layout.sync_revision(self.concern), payload)
 
     def _set_revision(self, revision: str) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from neo4j import Driver
@@ -77,7 +78,9 @@ def delete_chunks(driver: Driver, database: str, chunk_ids: Iterable[str]) -> in
 
 
 def node_counts(driver: Driver, database: str) -> dict[str, int]:
-    """Chunk nodes per record-type label, plus stubs and embedded-text nodes."""
+    """Chunk nodes per record-type label, plus stubs and embedded-text nodes: a read of every
+    chunk node (the node writer keeps them by difference between such reads,
+    :mod:`nara_kg.build.node_tallies`)."""
     records, _, _ = driver.execute_query(
         f"""
 MATCH (c:{Label.CHUNK})
@@ -91,18 +94,39 @@ RETURN c.{Prop.NODE_TYPE} AS type, count(*) AS chunks,
     return {f"{r['type']}.{key}": r[key] for r in records for key in ("chunks", "records", "stubs")}
 
 
-def row_hashes_of_records(
-    driver: Driver, database: str, na_ids: list[int]
-) -> dict[str, str | None]:
-    """chunkId -> rowHash of the chunk nodes of the given records (through the naId index)."""
+@dataclass(frozen=True)
+class ExistingChunk:
+    """What the graph holds of one chunk node: its row hash and what the node counts count."""
+
+    row_hash: str | None
+    node_type: str | None
+    seq: int | None
+    is_stub: bool
+
+
+def chunks_of_records(driver: Driver, database: str, na_ids: list[int]) -> dict[str, ExistingChunk]:
+    """chunkId -> the chunk nodes of the given records (through the naId index)."""
     records, _, _ = driver.execute_query(
         f"UNWIND $ids AS id MATCH (c:{Label.CHUNK} {{{Prop.NA_ID}: id}}) "
-        f"RETURN c.{Prop.CHUNK_ID} AS id, c.{Prop.ROW_HASH} AS h",
+        f"RETURN c.{Prop.CHUNK_ID} AS id, c.{Prop.ROW_HASH} AS h, c.{Prop.NODE_TYPE} AS type, "
+        f"c.{Prop.CHUNK_SEQ_ID} AS seq, coalesce(c.{Prop.IS_STUB}, false) AS stub",
         ids=na_ids,
         database_=database,
         routing_="r",
     )
-    return {r["id"]: r["h"] for r in records}
+    return {r["id"]: ExistingChunk(r["h"], r["type"], r["seq"], bool(r["stub"])) for r in records}
+
+
+def type_label_counts(driver: Driver, database: str) -> dict[str, int]:
+    """Chunk nodes per record-type label, each from the count store (no node is read)."""
+    counts = {}
+    for node_type in RECORD_TYPES:
+        label = checked_label(node_type)
+        records, _, _ = driver.execute_query(
+            f"MATCH (c:{label}) RETURN count(c) AS n", database_=database, routing_="r"
+        )
+        counts[node_type] = int(records[0]["n"])
+    return counts
 
 
 def neighbour_records(

@@ -12,6 +12,7 @@ from nara_kg.build import embeddings as build_embeddings
 from nara_kg.demo import generate_demo_data
 from nara_kg.graph import embeddings
 from nara_kg.graph.fingerprint import graph_fingerprint
+from nara_kg.graph.nodes import node_counts
 from tests.graph_helpers import metadata_of, scalar
 
 pytestmark = pytest.mark.integration
@@ -42,13 +43,18 @@ def change_one_file(path: Path) -> dict[str, Any]:
     return {"edited": record["record"]["naId"], "deleted": deleted_id, "added": 999_000_001}
 
 
+def counts_shown(graph_nodes: dict[str, Any]) -> dict[str, int]:
+    return {row["type.measure"]: row["count"] for row in graph_nodes["graph_counts"]}
+
+
 def test_incremental_equals_full_rebuild_and_recovers_from_a_crash(
     graph_builder: Any, neo4j_driver: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     data = tmp_path / "data"
     generate_demo_data(data, records=120, seed=21)
-    graph_builder(data, tmp_path / "work", wipe_first=True)
+    first = graph_builder(data, tmp_path / "work", wipe_first=True)
     before = graph_fingerprint(neo4j_driver, "neo4j")
+    assert metadata_of(first, "graph_nodes")["graph_counts_from"] == "graph"
 
     shard = shard_with_items(data)
     changed = change_one_file(shard)
@@ -64,6 +70,16 @@ def test_incremental_equals_full_rebuild_and_recovers_from_a_crash(
     assert chunked["files_reused_unchanged"] == parsed["files_skipped_unchanged"]
     nodes = metadata_of(incremental, "graph_nodes")
     assert nodes["records_removed"] == 1
+    # The node counts shown are the last run's plus this run's difference (no read of every
+    # node), and equal what such a read finds.
+    assert nodes["graph_counts_from"] == "difference"
+    counted = {row["type.measure"]: row["count"] for row in nodes["graph_counts"]}
+    assert counted == node_counts(neo4j_driver, "neo4j")
+    counted_first = {
+        row["type.measure"]: row["count"]
+        for row in metadata_of(first, "graph_nodes")["graph_counts"]
+    }
+    assert counted["item.records"] == counted_first["item.records"]  # one deleted, one added
     # The deleted record's nodes took their relationships with them; the relationship writers
     # still apply the change set (their counts less those) instead of reading the graph back.
     for writer in (

@@ -48,7 +48,9 @@ class _Synced:
     def snapshot_writer(self, _schema: Any) -> _Snapshot:
         return _Snapshot()
 
-    def commit_snapshot(self, snapshot: _Snapshot, _generation: Any = None) -> None:
+    def commit_snapshot(
+        self, snapshot: _Snapshot, _generation: Any = None, tallies: Any = None
+    ) -> None:
         _Synced.committed.append(snapshot)
 
 
@@ -81,6 +83,7 @@ def graph(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     monkeypatch.setattr(nodes.sync_state, "record_node_deletions", lambda *_: None)
     monkeypatch.setattr(nodes.node_cypher, "relationship_counts", lambda *_: {})
     monkeypatch.setattr(nodes.node_cypher, "neighbour_records", lambda *_: set())
+    monkeypatch.setattr(nodes.node_cypher, "node_counts", lambda *_: {})
     monkeypatch.setattr(nodes, "read_changes", lambda _layout: None)
     monkeypatch.setattr(nodes, "iter_chunks", lambda *_: iter(_rows(4_500)))
     _Synced.committed = []
