@@ -16,8 +16,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-#: The measures counted per record type, in the order the table shows them.
-MEASURES = ("chunks", "records", "stubs")
+from nara_kg.graph.nodes import NODE_COUNT_MEASURES
 
 
 @dataclass(frozen=True)
@@ -42,9 +41,11 @@ def tally(chunks: Iterable[CountedChunk]) -> Counter[str]:
 def shaped(counts: Mapping[str, int]) -> dict[str, int]:
     """The counts as the read of every node gives them: every measure of each type that has a
     chunk, none of a type that has none."""
-    types = {key.rsplit(".", 1)[0] for key, value in counts.items() if value}
-    present = {t for t in types if counts.get(f"{t}.chunks", 0) > 0}
-    return {f"{t}.{m}": int(counts.get(f"{t}.{m}", 0)) for t in sorted(present) for m in MEASURES}
+    return {
+        f"{t}.{m}": int(counts.get(f"{t}.{m}", 0))
+        for t in sorted(chunks_per_type(counts))
+        for m in NODE_COUNT_MEASURES
+    }
 
 
 def apply_difference(

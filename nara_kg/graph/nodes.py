@@ -77,6 +77,10 @@ def delete_chunks(driver: Driver, database: str, chunk_ids: Iterable[str]) -> in
     )
 
 
+#: What :func:`node_counts` counts per record type, in the order the table shows them.
+NODE_COUNT_MEASURES: tuple[str, ...] = ("chunks", "records", "stubs")
+
+
 def node_counts(driver: Driver, database: str) -> dict[str, int]:
     """Chunk nodes per record-type label, plus stubs and embedded-text nodes: a read of every
     chunk node (the node writer keeps them by difference between such reads,
@@ -91,7 +95,7 @@ RETURN c.{Prop.NODE_TYPE} AS type, count(*) AS chunks,
         database_=database,
         routing_="r",
     )
-    return {f"{r['type']}.{key}": r[key] for r in records for key in ("chunks", "records", "stubs")}
+    return {f"{r['type']}.{key}": r[key] for r in records for key in NODE_COUNT_MEASURES}
 
 
 @dataclass(frozen=True)
