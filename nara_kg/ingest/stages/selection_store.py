@@ -174,6 +174,22 @@ class SelectionStore(SqliteStore):
         self.db.executemany("INSERT INTO org_aliases VALUES (?, ?, ?, ?)", aliases)
 
     # ------------------------------------------------------------------------ choosing
+    def candidate_na_ids(self) -> Iterator[list[int]]:
+        """Every naId some file holds, ascending, a batch at a time."""
+        return self._pages("SELECT DISTINCT na_id FROM candidates WHERE na_id > ? ORDER BY na_id")
+
+    def listed_aliases(self) -> Iterator[list[int]]:
+        """Every alias a full organization record lists, ascending, a batch at a time."""
+        return self._pages("SELECT DISTINCT alias FROM org_aliases WHERE alias > ? ORDER BY alias")
+
+    def _pages(self, query: str) -> Iterator[list[int]]:
+        """The keys `query` gives after its parameter, BATCH at a time: each page is read
+        whole before the caller writes, so no cursor stays open across the writes."""
+        after = -(2**63)
+        while page := [int(r[0]) for r in self.db.execute(f"{query} LIMIT {BATCH}", (after,))]:
+            yield page
+            after = page[-1]
+
     def candidates(self, na_ids: Sequence[int]) -> list[tuple[Any, ...]]:
         """(na_id, file_id, row, is_stub, completeness, rel_path, file_name, line_num) of
         every candidate of `na_ids`, in the order a full reduce ranks them."""
