@@ -16,7 +16,6 @@ from nara_kg.ingest.inputs import file_id_of
 from nara_kg.ingest.layout import WorkLayout
 from nara_kg.ingest.stages.changes import (
     ChangeSet,
-    diff_records,
     dirty_files,
     plan_for,
     read_changes,
@@ -30,12 +29,21 @@ def _record(na_id: int, digest: str = "d", file_id: str = "f", parent: int | Non
     return IndexedRecord(na_id, file_id, na_id, digest, "item", 1, parent)
 
 
-def test_diff_records_sorts_added_changed_and_removed() -> None:
-    old = {1: _record(1), 2: _record(2), 3: _record(3)}
-    new = {2: _record(2), 3: _record(3, digest="e"), 4: _record(4)}
-    assert diff_records(old, new) == ([4], [3], [1])
-    # The same content chosen from another file is a change (its file_name property moved).
-    assert diff_records({5: _record(5)}, {5: _record(5, file_id="g")}) == ([], [5], [])
+def test_the_index_compares_what_was_dropped_with_what_was_put(tmp_path: Path) -> None:
+    with RecordIndex(tmp_path / "records.sqlite") as index:
+        index.put([_record(1), _record(2, parent=1), _record(3, parent=2), _record(6, parent=1)])
+        first = index.differences()
+        assert (first.added, first.changed, first.removed, first.put) == ((1, 2, 3, 6), (), (), 4)
+        assert index.drop_file("f") == 4
+        index.put([_record(2, parent=1), _record(3, digest="e", parent=2), _record(4)])
+        # The same content chosen from another file is a change (its file_name property moved).
+        index.put([_record(6, file_id="g", parent=1)])
+        second = index.differences()
+        assert (second.added, second.changed, second.removed) == ((4,), (3, 6), (1,))
+        assert second.old_parents == ((3, 2), (6, 1))
+        assert second.put == 4
+        # The log starts afresh after each reading.
+        assert index.differences() == type(second)((), (), (), (), 0)
 
 
 def test_dirty_files_are_the_added_removed_and_changed_ones() -> None:

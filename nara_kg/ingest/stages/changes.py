@@ -17,7 +17,7 @@ import hashlib
 import json
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import groupby
 from typing import Any
 
@@ -137,22 +137,6 @@ def record_digest(row_hashes: Sequence[str]) -> str:
     return hashlib.sha256("\n".join(row_hashes).encode()).hexdigest()
 
 
-def diff_records(
-    old: Mapping[int, IndexedRecord], new: Mapping[int, IndexedRecord]
-) -> tuple[list[int], list[int], list[int]]:
-    """(added, changed, removed) naIds between the records the changed files held before and
-    hold now. A naId chosen in an unchanged file is in neither: its file's chosen rows and
-    chunks are the same, so its choice could not have moved."""
-    added = sorted(set(new) - set(old))
-    removed = sorted(set(old) - set(new))
-    changed = sorted(
-        na_id
-        for na_id in set(new) & set(old)
-        if (new[na_id].digest, new[na_id].file_id) != (old[na_id].digest, old[na_id].file_id)
-    )
-    return added, changed, removed
-
-
 def dirty_files(previous: Mapping[str, str], current: Mapping[str, str]) -> list[str]:
     """file_ids added, removed or whose fingerprint changed."""
     return sorted(
@@ -223,12 +207,6 @@ def indexed_records(layout: WorkLayout, file_id: str, rows: Iterable[int]) -> li
     return records
 
 
-@dataclass
-class _Diff:
-    old: dict[int, IndexedRecord] = field(default_factory=dict)
-    new: dict[int, IndexedRecord] = field(default_factory=dict)
-
-
 def update_record_index(
     layout: WorkLayout,
     chosen: Mapping[str, str],
@@ -255,13 +233,13 @@ def update_record_index(
             )
         current = {f: file_fingerprint(layout, f, digest) for f, digest in chosen.items()}
         dirty = dirty_files(index.fingerprints(), current)
-        diff = _Diff()
         changes_json: dict[str, Any]
         with index.transaction():
             # Every changed file's rows go before any is put back: a naId may move between them.
+            # A naId chosen in an unchanged file is in neither: its file's chosen rows and
+            # chunks are the same, so its choice could not have moved.
             for file_id in dirty:
-                for record in index.drop_file(file_id):
-                    diff.old[record.na_id] = record
+                index.drop_file(file_id)
             unreadable = False
             for file_id in dirty:
                 if file_id not in current:
@@ -277,26 +255,20 @@ def update_record_index(
                     continue
                 index.put(fresh)
                 index.set_file(file_id, current[file_id])
-                diff.new.update((r.na_id, r) for r in fresh)
             if unreadable:
                 base = None
             moved_aliases = index.replace_aliases(aliases)
-            added, changed, removed = diff_records(diff.old, diff.new)
-            old_parents = tuple(
-                (na_id, parent)
-                for na_id in [*changed, *removed]
-                if (parent := diff.old[na_id].parent) is not None
-            )
+            differences = index.differences()
             changes = ChangeSet(
                 generation=generation,
                 base=base,
-                added=tuple(added) if base is not None else (),
-                changed=tuple(changed),
-                removed=tuple(removed),
-                old_parents=old_parents,
+                added=differences.added if base is not None else (),
+                changed=differences.changed,
+                removed=differences.removed,
+                old_parents=differences.old_parents,
                 aliases=tuple(moved_aliases) if base is not None else (),
                 files=tuple(dirty),
-                records_read=len(diff.new),
+                records_read=differences.put,
             )
             changes_json = changes.to_json()
             write_json(layout.changes, changes_json)

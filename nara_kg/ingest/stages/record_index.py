@@ -41,8 +41,33 @@ CREATE INDEX IF NOT EXISTS refs_by_target ON refs (target);
 CREATE TABLE IF NOT EXISTS aliases (alias INTEGER PRIMARY KEY, na_id INTEGER NOT NULL);
 """
 
+#: What this connection dropped and put since its last :meth:`RecordIndex.differences`: kept
+#: in temporary tables (on disk), so that a change of every record is not held in Python.
+_CHANGE_LOG = """
+CREATE TEMP TABLE IF NOT EXISTS dropped (
+  na_id INTEGER PRIMARY KEY, file_id TEXT NOT NULL, digest TEXT NOT NULL, parent INTEGER
+);
+CREATE TEMP TABLE IF NOT EXISTS put (
+  na_id INTEGER PRIMARY KEY, file_id TEXT NOT NULL, digest TEXT NOT NULL
+);
+"""
+
 #: Keys per `IN (...)` lookup (SQLite's default limit on bound parameters is 32,766).
 KEYS_PER_QUERY = 10_000
+
+
+@dataclass(frozen=True)
+class RecordDifferences:
+    """The records put and dropped since the last reading, compared by naId."""
+
+    added: tuple[int, ...]
+    #: Put with another digest or from another file (its file_name property moved).
+    changed: tuple[int, ...]
+    removed: tuple[int, ...]
+    #: (naId, the parent it had) of the changed and removed records that had one, changed first.
+    old_parents: tuple[tuple[int, int], ...]
+    #: Records put (the rows read to compute this).
+    put: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +104,8 @@ class RecordIndex(SqliteStore):
         self.path = path
         self.db = sqlite3.connect(path, isolation_level=None)
         self.db.executescript(SCHEMA)
+        self.db.execute("PRAGMA temp_store = FILE")
+        self.db.executescript(_CHANGE_LOG)
 
     # ----------------------------------------------------------------------------- meta
     def generation(self) -> str | None:
@@ -104,15 +131,20 @@ class RecordIndex(SqliteStore):
             (file_id, fingerprint),
         )
 
-    def drop_file(self, file_id: str) -> list[IndexedRecord]:
-        """Remove a file and its records; returns the records it had."""
-        old = list(self.records_of_file(file_id))
-        for batch in _chunks(r.na_id for r in old):
-            marks = ",".join("?" * len(batch))
-            self.db.execute(f"DELETE FROM refs WHERE na_id IN ({marks})", batch)
-            self.db.execute(f"DELETE FROM records WHERE na_id IN ({marks})", batch)
+    def drop_file(self, file_id: str) -> int:
+        """Remove a file and its records (kept in the change log); how many it had."""
+        self.db.execute(
+            "INSERT OR REPLACE INTO temp.dropped "
+            "SELECT na_id, file_id, digest, parent FROM records WHERE file_id = ?",
+            (file_id,),
+        )
+        self.db.execute(
+            "DELETE FROM refs WHERE na_id IN (SELECT na_id FROM records WHERE file_id = ?)",
+            (file_id,),
+        )
+        dropped = self.db.execute("DELETE FROM records WHERE file_id = ?", (file_id,)).rowcount
         self.db.execute("DELETE FROM files WHERE file_id = ?", (file_id,))
-        return old
+        return int(dropped)
 
     # -------------------------------------------------------------------------- records
     def put(self, records: Sequence[IndexedRecord]) -> None:
@@ -127,8 +159,55 @@ class RecordIndex(SqliteStore):
             ],
         )
         self.db.executemany(
+            "INSERT OR REPLACE INTO temp.put VALUES (?, ?, ?)",
+            [(r.na_id, r.file_id, r.digest) for r in records],
+        )
+        self.db.executemany(
             "INSERT INTO refs VALUES (?, ?, ?)",
             [(r.na_id, rel, target) for r in records for rel, target in r.references],
+        )
+
+    def differences(self) -> RecordDifferences:
+        """The records put and dropped since the last call (or since opening), compared: the
+        comparison runs in SQLite, whatever the number of records; the log starts afresh."""
+        db = self.db
+
+        def column(query: str) -> tuple[int, ...]:
+            return tuple(int(row[0]) for row in db.execute(query))
+
+        added = column(
+            "SELECT p.na_id FROM temp.put AS p WHERE NOT EXISTS "
+            "(SELECT 1 FROM temp.dropped AS d WHERE d.na_id = p.na_id) ORDER BY p.na_id"
+        )
+        changed = column(
+            "SELECT p.na_id FROM temp.put AS p JOIN temp.dropped AS d ON d.na_id = p.na_id "
+            "WHERE p.digest <> d.digest OR p.file_id <> d.file_id ORDER BY p.na_id"
+        )
+        removed = column(
+            "SELECT d.na_id FROM temp.dropped AS d WHERE NOT EXISTS "
+            "(SELECT 1 FROM temp.put AS p WHERE p.na_id = d.na_id) ORDER BY d.na_id"
+        )
+        parents: dict[int, int] = {}
+        for batch in _chunks([*changed, *removed]):
+            marks = ",".join("?" * len(batch))
+            parents.update(
+                db.execute(
+                    f"SELECT na_id, parent FROM temp.dropped WHERE na_id IN ({marks}) "
+                    "AND parent IS NOT NULL",
+                    batch,
+                )
+            )
+        put = int(db.execute("SELECT count(*) FROM temp.put").fetchone()[0])
+        db.execute("DELETE FROM temp.put")
+        db.execute("DELETE FROM temp.dropped")
+        return RecordDifferences(
+            added=added,
+            changed=changed,
+            removed=removed,
+            old_parents=tuple(
+                (na_id, parents[na_id]) for na_id in [*changed, *removed] if na_id in parents
+            ),
+            put=put,
         )
 
     def _rows(
