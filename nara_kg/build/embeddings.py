@@ -7,6 +7,9 @@ import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from itertools import groupby
+from operator import itemgetter
+from pathlib import Path
 from typing import Any
 
 from neo4j import Driver
@@ -17,6 +20,7 @@ from nara_kg.embedding.encoder import Embedder, release_free_memory
 from nara_kg.graph import embeddings as embedding_cypher
 from nara_kg.ingest.inputs import file_id_of
 from nara_kg.ingest.layout import WorkLayout
+from nara_kg.ingest.sqlite_store import open_scratch
 from nara_kg.ingest.stages.changes import plan_for, read_changes
 from nara_kg.ingest.stages.chunk_embeddings import read_vector_part
 from nara_kg.ingest.stages.common import read_json, write_json
@@ -86,23 +90,39 @@ def _part_of(file_name: str) -> str:
     return file_id_of(file_name.split("!", 1)[0])
 
 
+_PENDING_SCHEMA = "CREATE TABLE pending (part TEXT NOT NULL, id TEXT NOT NULL, hash TEXT NOT NULL);"
+
+
 def pending_by_part(
-    driver: Driver, database: str, model_key: str, round_size: int
-) -> dict[str, list[tuple[str, str]]]:
-    """Every pending chunk as (chunkId, textHash), grouped by the per-file part that may hold
-    its vector; chunks of no file (stubs) are left out. Keys only, so memory stays small."""
-    by_part: dict[str, list[tuple[str, str]]] = {}
-    after = ""
-    while True:
-        rows = embedding_cypher.fetch_pending_keys(driver, database, model_key, round_size, after)
-        if not rows:
-            return by_part
-        after = str(rows[-1]["id"])
-        for row in rows:
-            if row.get("file"):
-                by_part.setdefault(_part_of(str(row["file"])), []).append(
-                    (str(row["id"]), str(row["hash"]))
-                )
+    driver: Driver, database: str, model_key: str, round_size: int, scratch: Path
+) -> Iterator[tuple[str, list[tuple[str, str]]]]:
+    """Every pending chunk as (chunkId, textHash), a part at a time, grouped by the per-file
+    part that may hold its vector; chunks of no file (stubs) are left out. The keys wait in a
+    scratch SQLite file at `scratch` (deleted after), not in memory: after a full load every
+    chunk is pending, about 3 million keys (some 700 MB as Python tuples) at 10^6 records."""
+    db = open_scratch(scratch, _PENDING_SCHEMA)
+    try:
+        after = ""
+        db.execute("BEGIN")
+        while rows := embedding_cypher.fetch_pending_keys(
+            driver, database, model_key, round_size, after
+        ):
+            after = str(rows[-1]["id"])
+            db.executemany(
+                "INSERT INTO pending VALUES (?, ?, ?)",
+                [
+                    (_part_of(str(row["file"])), str(row["id"]), str(row["hash"]))
+                    for row in rows
+                    if row.get("file")
+                ],
+            )
+        db.execute("COMMIT")
+        cursor = db.execute("SELECT part, id, hash FROM pending ORDER BY part, rowid")
+        for part, keys in groupby(cursor, key=itemgetter(0)):
+            yield part, [(chunk_id, text_hash) for _, chunk_id, text_hash in keys]
+    finally:
+        db.close()
+        scratch.unlink(missing_ok=True)
 
 
 #: Vectors per write transaction (and per encoding call for what the parts do not hold).
@@ -162,7 +182,10 @@ def embed_pending(
         # a vector or two each.
         if layout is not None and total_pending:
             found: list[tuple[dict[str, Any], Any]] = []
-            for part, keys in pending_by_part(driver, database, embedder.key, round_size).items():
+            by_part = pending_by_part(
+                driver, database, embedder.key, round_size, layout.pending_vectors
+            )
+            for part, keys in by_part:
                 vectors = read_vector_part(layout.vector_part(part), embedder.key)
                 found += [
                     ({"id": chunk_id, "hash": text_hash}, vectors[(chunk_id, text_hash)])

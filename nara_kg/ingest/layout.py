@@ -158,6 +158,12 @@ class WorkLayout:
         return self.root / "graph-state" / "node-comparison.sqlite"
 
     @property
+    def pending_vectors(self) -> Path:
+        """Scratch of text_embeddings' whole path: the keys of the chunks without a current
+        vector, grouped by the per-file part that may hold it (nara_kg.build.embeddings)."""
+        return self.root / "graph-state" / "pending-vectors.sqlite"
+
+    @property
     def report_state(self) -> Path:
         """The digest of the sources community_reports last made every report from."""
         return self.root / "graph-state" / "reports.json"

@@ -104,7 +104,7 @@ def test_a_failed_vector_write_stops_the_run_with_its_error(
 
 
 def test_each_vector_part_is_read_once_and_only_the_rest_is_encoded(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     # 30 chunks in 3 files, 2 of whose parts hold vectors; chunk ids interleave the files, so
     # every round of pending chunks touches every part.
@@ -157,6 +157,8 @@ def test_each_vector_part_is_read_once_and_only_the_rest_is_encoded(
     monkeypatch.setattr(build_embeddings, "read_vector_part", read_part)
 
     class Layout:
+        pending_vectors = tmp_path / "pending-vectors.sqlite"
+
         def vector_part(self, part: str) -> Path:
             return Path(part)
 
@@ -174,3 +176,5 @@ def test_each_vector_part_is_read_once_and_only_the_rest_is_encoded(
     # Pages fill across parts (10 + 10 vectors): five writes of 4, not 4 + 4 + 2 per part.
     assert part_pages == [4, 4, 4, 4, 4]
     assert all(list(stored[cid]) == [9.0, 9.0] for cid, f in chunks.items() if f != "c.jsonl")
+    # The pending keys were spilled to a scratch file for the pass, not kept after it.
+    assert not Layout.pending_vectors.exists()
