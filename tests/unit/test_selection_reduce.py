@@ -1,5 +1,5 @@
 """record_selection reads only the files whose parsed part changed and re-decides the naIds
-they hold, and its choice is exactly the full reduce's (nara_kg.ingest.records.select_records):
+they hold, and its choice is exactly the full reduce's (tests.selection_oracle.select_records):
 after an edit, a naId present in two files, a removed and an added file, a killed run."""
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ import pytest
 from nara_kg.demo import generate_demo_data
 from nara_kg.ingest.inputs import file_id_of
 from nara_kg.ingest.layout import WorkLayout
-from nara_kg.ingest.records import select_records
 from nara_kg.ingest.stages import selection_reduce
 from nara_kg.ingest.stages.parsed_records import parse_file
 from nara_kg.ingest.stages.raw_jsonl import scan_inputs
 from nara_kg.ingest.stages.record_selection import ParseResult, select_live_records
 from nara_kg.ingest.stages.selection_store import SelectionStore, chosen_digest
 from nara_kg.model.tables import Col
+from tests.selection_oracle import select_records
 from tests.stage_helpers import chunk_with_standin, chunked_layout
 
 

@@ -1,11 +1,12 @@
 """The naId selection across files, updated for the files whose parsed part changed.
 
-The choice is the full reduce's (nara_kg.ingest.records.select_records): a full record beats a
-stub, then the most complete copy wins, ties go to the first file in path order and then the
-first row; a stub whose naId is only a nested organization name of a full organization record
-is dropped. That choice depends only on the candidates of one naId (and, for the stub rule, on
-the aliases naming it), so a run re-decides the naIds that the changed, added and removed files
-hold, held before, or list as aliases, and nothing else: the other files' parts are not opened.
+The rule (stated whole, in memory, in tests/selection_oracle.py, which the tests compare this
+with): a full record beats a stub, then the most complete copy wins, ties go to the first file
+in path order and then the first row; a stub whose naId is only a nested organization name of a
+full organization record is dropped. That choice depends only on the candidates of one naId
+(and, for the stub rule, on the aliases naming it), so a run re-decides the naIds that the
+changed, added and removed files hold, held before, or list as aliases, and nothing else: the
+other files' parts are not opened.
 The first run, a full rebuild and a state not marked complete put every file's candidates in the
 state and decide every naId from it, a batch at a time.
 """
@@ -189,8 +190,8 @@ def _whole(
 ) -> None:
     """Every file's candidates into the (cleared) store, one file at a time, then every alias
     and every naId decided from the store a batch at a time, by the same rule a changed file's
-    naIds are decided by: nothing of the export is held in memory at once (the full reduce,
-    select_records, held every parsed row of every file: about 2 GB at 10^6 records)."""
+    naIds are decided by: nothing of the export is held in memory at once (the full reduce in
+    memory held every parsed row of every file: about 2 GB at 10^6 records)."""
     for file in files:
         candidates, org_aliases = read_candidates(layout, file.file_id)
         store.put_file(

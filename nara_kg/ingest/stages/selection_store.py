@@ -246,10 +246,6 @@ class SelectionStore(SqliteStore):
         )
         self.db.executemany("INSERT INTO dups VALUES (?)", [(n,) for n in dups])
 
-    def set_chosen_rows(self, rows: Sequence[tuple[int, str, int, int]]) -> None:
-        """Add chosen (na_id, file_id, row, is_stub) rows (the full reduce's choice)."""
-        self.db.executemany("INSERT INTO chosen VALUES (?, ?, ?, ?)", rows)
-
     # ------------------------------------------------------------------------ reading
     def chosen_rows(self, file_id: str) -> list[int]:
         return [
