@@ -67,6 +67,9 @@ def record_selection(
             "selection_mode": "whole" if update is None or update.whole else "changes",
             "rows_read": update.rows_read if update else 0,
             "naids_decided": update.na_ids_decided if update else 0,
+            # Rows of the selection store compared to decide them: a naId's stubs (one per
+            # file naming it) are read only when no full record of it exists.
+            "candidate_rows_compared": update.candidates_compared if update else 0,
             RECORDS_TOUCHED: changes.records_read if changes else 0,
             "records_added": len(changes.added) if changes else 0,
             "records_changed": len(changes.changed) if changes else 0,

@@ -130,6 +130,29 @@ def test_one_edited_file_is_the_only_one_read_and_the_choice_is_the_full_reduces
     assert written(layout, result) == full_reduce(layout)
 
 
+def test_an_edited_authority_is_decided_without_reading_the_stubs_other_files_hold(
+    built: tuple[Path, WorkLayout],
+) -> None:
+    data, layout = built
+    path = next(p for p in shards(data) if "authority-records" in p.as_posix())
+    na_ids = [json.loads(line)["record"]["naId"] for line in path.read_text().splitlines()]
+    edit(path, retitle)
+    result = reselect(data, layout)
+    assert result.update is not None and result.update.files_read
+    marks = ",".join("?" * len(na_ids))
+    store = SelectionStore(layout.selection_state)
+    stubs_elsewhere = store.db.execute(
+        f"SELECT count(*) FROM candidates WHERE is_stub = 1 AND na_id IN ({marks})", na_ids
+    ).fetchone()[0]
+    store.close()
+    # The authorities are named across the export; the choice read one row for each naId
+    # (none is duplicated here), not their stubs.
+    assert stubs_elsewhere > 2 * len(na_ids)
+    assert not result.duplicates
+    assert result.update.candidates_compared <= result.update.na_ids_decided
+    assert written(layout, result) == full_reduce(layout)
+
+
 def test_a_naid_in_two_files_edited_in_one_resolves_as_the_full_reduce_does(
     built: tuple[Path, WorkLayout],
 ) -> None:

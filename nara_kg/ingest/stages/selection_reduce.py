@@ -57,6 +57,9 @@ class SelectionUpdate:
     files_dropped: int = 0
     #: naIds whose choice was decided again.
     na_ids_decided: int = 0
+    #: Candidate rows read from the store to decide them (a naId's stubs only without a full
+    #: record).
+    candidates_compared: int = 0
     #: True when a file read or dropped rejected lines, now or before (the rejects table then
     #: has to be written again).
     rejects_changed: bool = False
@@ -150,28 +153,33 @@ def update_selection(
             store.set_aliases(batch, store.alias_owners(batch))
         moved: set[str] = {f.file_id for f in changed}
         for batch in batches(na_ids | aliases):
-            moved |= _decide(store, batch)
+            moved |= _decide(store, batch, update)
             update.na_ids_decided += len(batch)
         for file_id in sorted(moved & live):
             store.set_chosen_digest(file_id)
     return update
 
 
-def _decide(store: SelectionStore, na_ids: list[int]) -> set[str]:
+def _decide(store: SelectionStore, na_ids: list[int], update: SelectionUpdate) -> set[str]:
     """Choose the row of each of `na_ids` from its candidates; the files whose chosen rows
-    changed."""
+    changed. A full record beats every stub, so the stubs of a naId are read only when it has
+    no full record (the count goes to `update.candidates_compared`)."""
     aliased = store.aliases_of(na_ids)
     before = store.chosen_of(na_ids)
     chosen: dict[int, tuple[str, int, int]] = {}
     dups: list[int] = []
-    for na_id, rows_iter in groupby(store.candidates(na_ids), key=lambda r: r[0]):
+    full = store.full_candidates(na_ids)
+    for na_id, rows_iter in groupby(full, key=lambda r: r[0]):
         rows = list(rows_iter)
-        _, file_id, row, stub, *_ = rows[0]
-        if sum(1 for r in rows if not r[3]) > 1:
+        if len(rows) > 1:
             dups.append(na_id)
-        if stub and na_id in aliased:
-            continue  # only a nested name of a full organization record
-        chosen[na_id] = (file_id, row, stub)
+        _, file_id, row, *_ = rows[0]
+        chosen[na_id] = (file_id, row, 0)
+    stubs = store.first_stubs([n for n in na_ids if n not in chosen])
+    for na_id, file_id, row in stubs:
+        if na_id not in aliased:  # else only a nested name of a full organization record
+            chosen[na_id] = (file_id, row, 1)
+    update.candidates_compared += len(full) + len(stubs)
     store.set_chosen(na_ids, chosen, dups)
     moved: set[str] = set()
     for na_id in {*before, *chosen}:
@@ -203,7 +211,7 @@ def _whole(
     for batch in store.listed_aliases():
         store.set_aliases(batch, store.alias_owners(batch))
     for batch in store.candidate_na_ids():
-        _decide(store, batch)
+        _decide(store, batch, update)
         update.na_ids_decided += len(batch)
     for file in files:
         store.set_chosen_digest(file.file_id)
@@ -258,16 +266,16 @@ def duplicates(store: SelectionStore) -> list[dict[str, Any]]:
     reduce lists them: by naId, the copies in the order they rank)."""
     found: list[dict[str, Any]] = []
     for batch in batches(store.duplicated()):
-        for na_id, rows_iter in groupby(store.candidates(batch), key=lambda r: r[0]):
-            rows = [r for r in rows_iter if not r[3]]
+        for na_id, rows_iter in groupby(store.full_candidates(batch), key=lambda r: r[0]):
+            rows = list(rows_iter)
             shown = rows[1 : 1 + DROPPED_COPIES_LISTED]
             found.append(
                 {
                     "naId": na_id,
-                    "chosen": f"{rows[0][6]}:{rows[0][7]}",
-                    "chosen_completeness": int(rows[0][4]),
-                    "dropped": [f"{r[6]}:{r[7]}" for r in shown],
-                    "dropped_completeness": [int(r[4]) for r in shown],
+                    "chosen": f"{rows[0][4]}:{rows[0][5]}",
+                    "chosen_completeness": int(rows[0][3]),
+                    "dropped": [f"{r[4]}:{r[5]}" for r in shown],
+                    "dropped_completeness": [int(r[3]) for r in shown],
                     "dropped_count": len(rows) - 1,
                 }
             )

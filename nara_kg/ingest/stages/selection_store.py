@@ -33,7 +33,8 @@ CREATE TABLE IF NOT EXISTS files (file_id TEXT PRIMARY KEY, rel_path TEXT NOT NU
 CREATE TABLE IF NOT EXISTS candidates (na_id INTEGER NOT NULL, file_id TEXT NOT NULL,
   row INTEGER NOT NULL, is_stub INTEGER NOT NULL, completeness INTEGER NOT NULL,
   file_name TEXT, line_num INTEGER, org INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS candidates_by_na_id ON candidates (na_id);
+DROP INDEX IF EXISTS candidates_by_na_id;
+CREATE INDEX IF NOT EXISTS candidates_by_kind ON candidates (na_id, is_stub);
 CREATE INDEX IF NOT EXISTS candidates_by_file ON candidates (file_id);
 CREATE TABLE IF NOT EXISTS org_aliases (alias INTEGER NOT NULL, na_id INTEGER NOT NULL,
   file_id TEXT NOT NULL, row INTEGER NOT NULL);
@@ -190,15 +191,28 @@ class SelectionStore(SqliteStore):
             yield page
             after = page[-1]
 
-    def candidates(self, na_ids: Sequence[int]) -> list[tuple[Any, ...]]:
-        """(na_id, file_id, row, is_stub, completeness, rel_path, file_name, line_num) of
-        every candidate of `na_ids`, in the order a full reduce ranks them."""
+    def full_candidates(self, na_ids: Sequence[int]) -> list[tuple[Any, ...]]:
+        """(na_id, file_id, row, completeness, file_name, line_num) of every full record of
+        `na_ids`, in the order a full reduce ranks them. The stubs are not read: an authority
+        that every file names has a stub in each of them, and a full record beats them all."""
         marks = ",".join("?" * len(na_ids))
         return self.db.execute(
-            "SELECT c.na_id, c.file_id, c.row, c.is_stub, c.completeness, f.rel_path, "
-            "c.file_name, c.line_num FROM candidates c JOIN files f ON f.file_id = c.file_id "
-            f"WHERE c.na_id IN ({marks}) "
-            "ORDER BY c.na_id, c.is_stub, c.completeness DESC, f.rel_path, c.row",
+            "SELECT c.na_id, c.file_id, c.row, c.completeness, c.file_name, c.line_num "
+            "FROM candidates c JOIN files f ON f.file_id = c.file_id "
+            f"WHERE c.na_id IN ({marks}) AND c.is_stub = 0 "
+            "ORDER BY c.na_id, c.completeness DESC, f.rel_path, c.row",
+            list(na_ids),
+        ).fetchall()
+
+    def first_stubs(self, na_ids: Sequence[int]) -> list[tuple[int, str, int]]:
+        """(na_id, file_id, row) of the stub a full reduce ranks first, for each of `na_ids`
+        that has stubs (meant for the naIds without a full record)."""
+        marks = ",".join("?" * len(na_ids))
+        return self.db.execute(
+            "SELECT na_id, file_id, row FROM (SELECT c.na_id, c.file_id, c.row, row_number() "
+            "OVER (PARTITION BY c.na_id ORDER BY c.completeness DESC, f.rel_path, c.row) AS rank "
+            "FROM candidates c JOIN files f ON f.file_id = c.file_id "
+            f"WHERE c.na_id IN ({marks}) AND c.is_stub = 1) WHERE rank = 1 ORDER BY na_id",
             list(na_ids),
         ).fetchall()
 
