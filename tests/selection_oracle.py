@@ -18,6 +18,7 @@ import pyarrow.compute
 import pyarrow.parquet as pq
 
 from nara_kg.ingest.records import DROPPED_COPIES_LISTED
+from nara_kg.ingest.stages.selection_reduce import CANDIDATE_COLUMNS
 from nara_kg.model.tables import Col
 
 
@@ -51,19 +52,10 @@ def select_records(parts: list[Path]) -> Selection:
     deterministic. Stubs for naIds that are only nested organization names of a full
     organization record are dropped: those references resolve to the organization itself.
     """
-    columns = [
-        Col.NA_ID,
-        Col.IS_STUB,
-        Col.COMPLETENESS,
-        Col.FILE_NAME,
-        Col.LINE_NUM,
-        Col.NODE_TYPE,
-        Col.ALIASES,
-    ]
     tables = []
     for index, part in enumerate(parts):
         try:
-            table = pq.read_table(part, columns=columns, page_checksum_verification=True)
+            table = pq.read_table(part, columns=CANDIDATE_COLUMNS, page_checksum_verification=True)
         except (OSError, pa.ArrowException, ValueError) as error:
             raise UnreadablePart(part, error) from error
         table = table.append_column(Col.PART, pa.array(np.full(len(table), index, dtype=np.int32)))

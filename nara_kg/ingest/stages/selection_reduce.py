@@ -32,7 +32,8 @@ from nara_kg.model.tables import ALIAS_SCHEMA, SELECTION_SCHEMA, Col
 #: Alias rows per write of the alias table.
 ALIAS_ROWS_PER_WRITE = 65_536
 
-_CANDIDATE_COLUMNS = [
+#: The parsed parts' columns a choice is made by.
+CANDIDATE_COLUMNS = [
     Col.NA_ID,
     Col.IS_STUB,
     Col.COMPLETENESS,
@@ -79,7 +80,7 @@ def read_candidates(
     alias its full organization records list."""
     path = layout.parsed_part(file_id)
     try:
-        table = pq.read_table(path, columns=_CANDIDATE_COLUMNS, page_checksum_verification=True)
+        table = pq.read_table(path, columns=CANDIDATE_COLUMNS, page_checksum_verification=True)
     except (OSError, pa.ArrowException, ValueError) as error:
         raise corrupt_work_file(path, error, layout.parse_stats(file_id)) from error
     candidates: list[Candidate] = []
