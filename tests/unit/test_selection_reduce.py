@@ -240,3 +240,10 @@ def test_an_unreadable_state_is_started_again(built: tuple[Path, WorkLayout]) ->
 
 def test_chosen_digest_is_the_rows_not_their_order() -> None:
     assert chosen_digest([3, 1, 2]) == chosen_digest([1, 2, 3]) != chosen_digest([1, 2])
+
+
+def test_files_moved_names_both_ends_of_a_moved_choice_and_nothing_unchanged() -> None:
+    before = {1: ("a", 0, 0), 2: ("a", 1, 0), 3: ("b", 0, 1)}
+    after = {1: ("a", 0, 0), 2: ("c", 4, 0), 4: ("d", 0, 1)}
+    assert selection_reduce.files_moved(before, after) == {"a", "c", "b", "d"}
+    assert selection_reduce.files_moved(before, dict(before)) == set()

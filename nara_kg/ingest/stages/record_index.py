@@ -187,16 +187,14 @@ class RecordIndex(SqliteStore):
             "SELECT d.na_id FROM temp.dropped AS d WHERE NOT EXISTS "
             "(SELECT 1 FROM temp.put AS p WHERE p.na_id = d.na_id) ORDER BY d.na_id"
         )
-        parents: dict[int, int] = {}
-        for batch in _chunks([*changed, *removed]):
-            marks = ",".join("?" * len(batch))
-            parents.update(
-                db.execute(
-                    f"SELECT na_id, parent FROM temp.dropped WHERE na_id IN ({marks}) "
-                    "AND parent IS NOT NULL",
-                    batch,
-                )
+        # The parents the changed and removed records had: one join, not a lookup per batch.
+        parents: dict[int, int] = dict(
+            db.execute(
+                "SELECT d.na_id, d.parent FROM temp.dropped AS d "
+                "LEFT JOIN temp.put AS p ON p.na_id = d.na_id WHERE d.parent IS NOT NULL "
+                "AND (p.na_id IS NULL OR p.digest <> d.digest OR p.file_id <> d.file_id)"
             )
+        )
         put = int(db.execute("SELECT count(*) FROM temp.put").fetchone()[0])
         db.execute("DELETE FROM temp.put")
         db.execute("DELETE FROM temp.dropped")

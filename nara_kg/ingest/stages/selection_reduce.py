@@ -154,19 +154,23 @@ def update_selection(
             store.set_aliases(batch, store.alias_owners(batch))
         moved: set[str] = {f.file_id for f in changed}
         for batch in batches(na_ids | aliases):
-            moved |= _decide(store, batch, update)
+            before = store.chosen_of(batch)
+            moved |= files_moved(before, _decide(store, batch, update))
             update.na_ids_decided += len(batch)
         for file_id in sorted(moved & live):
             store.set_chosen_digest(file_id)
     return update
 
 
-def _decide(store: SelectionStore, na_ids: list[int], update: SelectionUpdate) -> set[str]:
-    """Choose the row of each of `na_ids` from its candidates; the files whose chosen rows
-    changed. A full record beats every stub, so the stubs of a naId are read only when it has
-    no full record (the count goes to `update.candidates_compared`)."""
+Chosen = dict[int, tuple[str, int, int]]
+
+
+def _decide(store: SelectionStore, na_ids: list[int], update: SelectionUpdate) -> Chosen:
+    """Choose the row of each of `na_ids` from its candidates and store it; naId -> (file_id,
+    row, is_stub) of those that have one. A full record beats every stub, so the stubs of a
+    naId are read only when it has no full record (the count goes to
+    `update.candidates_compared`)."""
     aliased = store.aliases_of(na_ids)
-    before = store.chosen_of(na_ids)
     chosen: dict[int, tuple[str, int, int]] = {}
     dups: list[int] = []
     full = store.full_candidates(na_ids)
@@ -182,10 +186,16 @@ def _decide(store: SelectionStore, na_ids: list[int], update: SelectionUpdate) -
             chosen[na_id] = (file_id, row, 1)
     update.candidates_compared += len(full) + len(stubs)
     store.set_chosen(na_ids, chosen, dups)
+    return chosen
+
+
+def files_moved(before: Chosen, after: Chosen) -> set[str]:
+    """The files whose chosen rows differ between `before` and `after` (a naId's row moved
+    from one file to another counts for both)."""
     moved: set[str] = set()
-    for na_id in {*before, *chosen}:
-        if before.get(na_id) != chosen.get(na_id):
-            moved.update(c[0] for c in (before.get(na_id), chosen.get(na_id)) if c)
+    for na_id in {*before, *after}:
+        if before.get(na_id) != after.get(na_id):
+            moved.update(c[0] for c in (before.get(na_id), after.get(na_id)) if c)
     return moved
 
 
