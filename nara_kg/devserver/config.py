@@ -31,6 +31,18 @@ JVM_OPTIONS = (
 )
 
 
+#: Lucene's merge factor while Neo4j populates a new vector index: the one Neo4j uses after the
+#: population (50), not its population default (1,000). The population flushes one segment, with
+#: its own HNSW graph, per MiB of vectors: about 90 for 300,000 vectors, about 930 for the 3.1
+#: million of 10^6 records. With 1,000 it merged none of them, and the first write after it
+#: queued the merges of 50 segments each that the factor of 50 asks for. At 10^6 that write
+#: (the next build's `graph_nodes`) stalled 10-15 minutes in `ConcurrentMergeScheduler.doStall`,
+#: and the merges went on taking a core afterwards. With 50, the population does those merges on
+#: its own thread: the full build pays for them, and a later write finds nothing to merge
+#: (SCALING.md, "The vector index after a full build").
+VECTOR_POPULATION_MERGE_FACTOR = 50
+
+
 def render_conf(settings: Neo4jSettings, home: Path) -> str:
     """The content of ``<home>/conf/neo4j.conf`` for these settings."""
     port = bolt_port(settings)
@@ -69,6 +81,9 @@ def render_conf(settings: Neo4jSettings, home: Path) -> str:
         f"server.memory.heap.initial_size={heap}",
         f"server.memory.heap.max_size={heap}",
         f"server.memory.pagecache.size={neo4j_pagecache_size()}",
+        "",
+        "# A new vector index is merged as it is populated, not by the first write after it.",
+        f"internal.dbms.index.vector.population_merge_factor={VECTOR_POPULATION_MERGE_FACTOR}",
         "",
         "# Keep the transaction logs of a local development server small.",
         "db.tx_log.rotation.retention_policy=1G size",

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from nara_kg.devserver import assembly, process
-from nara_kg.devserver.config import render_conf
+from nara_kg.devserver.config import VECTOR_POPULATION_MERGE_FACTOR, render_conf
 from nara_kg.devserver.layout import Neo4jRuntimeError, pid_file
 from nara_kg.settings import (
     DEFAULT_NEO4J_HEAP,
@@ -50,6 +50,15 @@ def test_conf_is_local_bolt_only_with_auth(tmp_path: Path, monkeypatch: pytest.M
     assert conf["server.memory.heap.max_size"] == DEFAULT_NEO4J_HEAP
     assert conf["server.memory.pagecache.size"] == DEFAULT_NEO4J_PAGECACHE
     assert LOCAL_DEFAULT_PASSWORD not in render_conf(settings, tmp_path)
+
+
+def test_conf_merges_a_new_vector_index_as_it_is_populated(tmp_path: Path) -> None:
+    # Neo4j's population default (1,000) left hundreds of unmerged HNSW segments whose merges
+    # stalled the first write after a full build; the population must merge by the factor the
+    # index uses afterwards (Neo4j 5.26's `internal.dbms.index.vector.standard_merge_factor`).
+    conf = _conf(render_conf(Neo4jSettings.from_env({}), tmp_path))
+    assert int(conf["internal.dbms.index.vector.population_merge_factor"]) == 50
+    assert VECTOR_POPULATION_MERGE_FACTOR == 50
 
 
 def test_conf_follows_the_bolt_port(tmp_path: Path) -> None:
