@@ -40,6 +40,7 @@ def run_bench(
     parallel_records: int | None,
     scale: tuple[int, ...],
     incremental: bool,
+    keep_last: bool,
     scaling_out: Path,
     quick: bool,
     records_is_default: bool,
@@ -84,7 +85,17 @@ def run_bench(
     if incremental:
         if not scale:
             raise click.UsageError("--incremental needs at least one --scale N")
-        _incremental(list(scale), options, settings, as_json, json_out, no_report, out, scaling_out)
+        _incremental(
+            list(scale),
+            options,
+            settings,
+            as_json,
+            json_out,
+            no_report,
+            out,
+            scaling_out,
+            keep_last=keep_last,
+        )
         return
     if scale:
         results = run_scale_suite(list(scale), options, settings, log=log)
@@ -114,6 +125,8 @@ def _incremental(
     no_report: bool,
     out: Path,
     scaling_out: Path,
+    *,
+    keep_last: bool = False,
 ) -> None:
     result = run_incremental(
         sizes,
@@ -121,6 +134,7 @@ def _incremental(
         settings,
         seed=options.seed,
         timeout=options.child_timeout,
+        keep_last=keep_last,
         log=lambda m: click.echo(m, err=True),
     )
     target = json_out or options.scratch / "incremental-results.json"

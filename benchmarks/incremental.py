@@ -526,26 +526,38 @@ def run_incremental(
     *,
     seed: int = 7,
     timeout: float = 6 * 3600,
+    keep_last: bool = False,
     log: Log = quiet,
 ) -> dict[str, Any]:
     """Every N in `sizes` (ascending), then the growth between them: the `incremental` object
-    of `nara-kg bench --scale ... --incremental --json`."""
+    of `nara-kg bench --scale ... --incremental --json`. With `keep_last`, the largest N's
+    export, work directory, Dagster home and database are left as its last build left them."""
     import platform
 
     started_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     load_before = os.getloadavg()
+    ordered = sorted(set(sizes))
     driver = open_driver(settings)
     try:
         runs = [
-            incremental_run(n, scratch, settings, driver, seed=seed, timeout=timeout, log=log)
-            for n in sorted(set(sizes))
+            incremental_run(
+                n,
+                scratch,
+                settings,
+                driver,
+                seed=seed,
+                timeout=timeout,
+                keep=keep_last and n == ordered[-1],
+                log=log,
+            )
+            for n in ordered
         ]
     finally:
         driver.close()
     return {
         "mode": "incremental",
         "model": standin_key(),
-        "sizes": sorted(set(sizes)),
+        "sizes": ordered,
         "runs": runs,
         "growth": incremental_growth(runs),
         "environment": {

@@ -115,6 +115,12 @@ def _make_benchmarks_importable() -> None:
     "of --out and --scaling-out.",
 )
 @click.option(
+    "--keep-last",
+    is_flag=True,
+    help="With --incremental: keep the largest N's export, work directory, Dagster home and "
+    "database after its builds (under <scratch>/incremental/N), for a follow-up build.",
+)
+@click.option(
     "--scaling-out",
     type=click.Path(dir_okay=False, path_type=Path),
     default=PROJECT_ROOT / "SCALING.md",

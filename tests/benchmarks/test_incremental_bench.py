@@ -230,12 +230,19 @@ def test_a_tiny_incremental_run_end_to_end(
 ) -> None:
     """The four builds of one small N through `nara-kg build`, measured (not timed: any
     figure > 0 will do)."""
+    from benchmarks.common import wipe_database
     from benchmarks.incremental import run_incremental
 
     # The steps in one process: this checks the measurements, not the executor.
     monkeypatch.setenv("NARA_KG_EXECUTOR", "in_process")
-    result = run_incremental([120], tmp_path, neo4j_settings, timeout=600)
+    result = run_incremental([120], tmp_path, neo4j_settings, timeout=600, keep_last=True)
     (run,) = result["runs"]
+    # --keep-last: the last N's export, work directory and graph are left for a follow-up.
+    kept = tmp_path / "incremental" / "120"
+    assert (kept / "data").is_dir() and (kept / "work").is_dir()
+    with neo4j_driver.session(database=neo4j_settings.database) as session:
+        assert session.run("MATCH (n) RETURN count(n) > 0 AS any").single()["any"]
+    wipe_database(neo4j_driver, neo4j_settings.database)
     assert run["change"]["records_changed"] == 1
     full, unchanged, changed, relinked = (run["builds"][mode] for mode in MODES)
     for build in (full, unchanged, changed, relinked):
