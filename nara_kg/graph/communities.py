@@ -144,17 +144,20 @@ PROJECTION_STREAM_OF_RECORDS = PROJECTION_STREAM.replace(
 )
 
 #: The communities in the graph, their members' hashes, how many records point at one and how
-#: many communities at a parent.
+#: many communities at a parent. The two counts name one end's label only, so Neo4j answers them
+#: from its count store: with both ends' labels it expanded every membership (about 940,000 at
+#: 10^6 records, some 10 s, twice a build: here and in community_reports). IN_COMMUNITY only
+#: ever leaves a first chunk or a community for a community (nara_kg.graph.community_memberships).
 COMMUNITY_STATE = f"""
 MATCH (c:{Label.COMMUNITY})
 WITH c ORDER BY c.{CommunityProp.ID}
 WITH collect([c.{CommunityProp.ID}, c.{CommunityProp.MEMBER_HASH}]) AS communities
 CALL () {{
-  MATCH (:{Label.CHUNK})-[r:{Rel.IN_COMMUNITY}]->(:{Label.COMMUNITY})
+  MATCH (:{Label.CHUNK})-[r:{Rel.IN_COMMUNITY}]->()
   RETURN count(r) AS members
 }}
 CALL () {{
-  MATCH (:{Label.COMMUNITY})-[r:{Rel.IN_COMMUNITY}]->(:{Label.COMMUNITY})
+  MATCH (:{Label.COMMUNITY})-[r:{Rel.IN_COMMUNITY}]->()
   RETURN count(r) AS parentLinks
 }}
 RETURN communities, members, parentLinks

@@ -65,7 +65,7 @@ def membership(driver: Any) -> dict[int, str]:
 
 def test_groups_become_level_zero_communities(neo4j_driver: Any, gds: Any) -> None:
     make_graph(neo4j_driver)
-    result = build_communities.detect_communities(neo4j_driver, "neo4j", gds)
+    result = build_communities.detect_communities(neo4j_driver, "neo4j", lambda: gds)
     assert result.levels >= 1
     members = membership(neo4j_driver)
     assert 99 not in members  # the isolated record is a singleton: no community
@@ -105,9 +105,9 @@ def test_groups_become_level_zero_communities(neo4j_driver: Any, gds: Any) -> No
 
 def test_reproducible_and_idempotent(neo4j_driver: Any, gds: Any) -> None:
     make_graph(neo4j_driver)
-    build_communities.detect_communities(neo4j_driver, "neo4j", gds)
+    build_communities.detect_communities(neo4j_driver, "neo4j", lambda: gds)
     first = membership(neo4j_driver)
-    again = build_communities.detect_communities(neo4j_driver, "neo4j", gds)
+    again = build_communities.detect_communities(neo4j_driver, "neo4j", lambda: gds)
     assert membership(neo4j_driver) == first
     assert again.write["added"] == 0 and again.write["removed"] == 0
 
@@ -138,7 +138,7 @@ def test_ids_are_canonical_and_a_seeded_run_keeps_the_regions_a_change_did_not_r
     neo4j_driver: Any, gds: Any
 ) -> None:
     make_graph(neo4j_driver)
-    full = build_communities.detect_communities(neo4j_driver, "neo4j", gds, force=True)
+    full = build_communities.detect_communities(neo4j_driver, "neo4j", lambda: gds, force=True)
     assert not full.seeded
     members = membership(neo4j_driver)
     # Named by the smallest member: group A's finest community is 0-1, group B's 0-11.
@@ -147,7 +147,7 @@ def test_ids_are_canonical_and_a_seeded_run_keeps_the_regions_a_change_did_not_r
     neo4j_driver.execute_query(
         "MATCH (a:Chunk {naId: 2000}), (b:Chunk {naId: 99}) CREATE (a)-[:subject]->(b)"
     )
-    seeded = build_communities.detect_communities(neo4j_driver, "neo4j", gds, seed=True)
+    seeded = build_communities.detect_communities(neo4j_driver, "neo4j", lambda: gds, seed=True)
     assert seeded.seeded and seeded.leiden_ran
     after = membership(neo4j_driver)
     assert after[99] == after[13] == "0-11"
@@ -157,7 +157,7 @@ def test_ids_are_canonical_and_a_seeded_run_keeps_the_regions_a_change_did_not_r
     assert not projection_exists(gds)
     # Seeding is asked for.
     neo4j_driver.execute_query("MATCH (:Chunk {naId: 99})<-[r:subject]-() DELETE r")
-    unseeded = build_communities.detect_communities(neo4j_driver, "neo4j", gds)
+    unseeded = build_communities.detect_communities(neo4j_driver, "neo4j", lambda: gds)
     assert unseeded.leiden_ran and not unseeded.seeded
 
 
@@ -199,7 +199,7 @@ def test_the_unseeded_projection_is_the_seeded_one_without_its_seeds(
         "MATCH (a:Chunk {naId: 2}), (b:Chunk {naId: 1000}) "
         "CREATE (b)-[:MENTIONED_IN {count: 3}]->(a)"
     )
-    build_communities.detect_communities(neo4j_driver, "neo4j", gds, force=True)
+    build_communities.detect_communities(neo4j_driver, "neo4j", lambda: gds, force=True)
     assert "IN_COMMUNITY" not in PROJECT and "IN_COMMUNITY" in PROJECT_SEEDED
     plain = _projected(gds, PROJECT, "plain")
     seeded = _projected(gds, PROJECT_SEEDED, "seeded")
@@ -229,7 +229,7 @@ class LeidenFails:
 def test_projection_dropped_when_leiden_fails(neo4j_driver: Any, gds: Any) -> None:
     make_graph(neo4j_driver)
     with pytest.raises(RuntimeError, match="leiden failed"):
-        build_communities.detect_communities(neo4j_driver, "neo4j", LeidenFails(gds))
+        build_communities.detect_communities(neo4j_driver, "neo4j", lambda: LeidenFails(gds))
     assert not projection_exists(gds)
 
 
@@ -256,7 +256,7 @@ def test_a_forced_run_projects_while_the_digests_stream(
         "_read_digests",
         _when_projected(gds, build_communities._read_digests),
     )
-    forced = build_communities.detect_communities(neo4j_driver, "neo4j", gds, force=True)
+    forced = build_communities.detect_communities(neo4j_driver, "neo4j", lambda: gds, force=True)
     assert forced.leiden_ran and forced.communities_per_level == {0: 2}
     assert not projection_exists(gds)
 
@@ -265,7 +265,7 @@ def test_a_forced_run_projects_while_the_digests_stream(
 
     monkeypatch.setattr(build_communities, "_read_digests", _when_projected(gds, fails))
     with pytest.raises(RuntimeError, match="stream failed"):
-        build_communities.detect_communities(neo4j_driver, "neo4j", gds, force=True)
+        build_communities.detect_communities(neo4j_driver, "neo4j", lambda: gds, force=True)
     assert not projection_exists(gds)
 
 
@@ -275,11 +275,15 @@ def test_leiden_is_skipped_only_while_its_input_and_the_communities_are_unchange
     make_graph(neo4j_driver)
     state = tmp_path / "leiden.json"
 
+    def never_opened() -> Any:
+        raise AssertionError("the GDS client was opened for a skipped run")
+
     def detect(**options: Any) -> build_communities.CommunityResult:
+        open_gds = (lambda: LeidenFails(gds)) if options.pop("broken", False) else lambda: gds
         return build_communities.detect_communities(
             neo4j_driver,
             "neo4j",
-            LeidenFails(gds) if options.pop("broken", False) else gds,
+            never_opened if options.pop("unopened", False) else open_gds,
             state_path=state,
             **options,
         )
@@ -287,8 +291,8 @@ def test_leiden_is_skipped_only_while_its_input_and_the_communities_are_unchange
     first = detect()
     assert first.leiden_ran
     members = membership(neo4j_driver)
-    # Unchanged: the remembered result, and Leiden is never called (it would raise).
-    again = detect(broken=True)
+    # Unchanged: the remembered result, and Leiden is never called, nor its client made.
+    again = detect(unopened=True)
     assert not again.leiden_ran
     assert again.communities_per_level == first.communities_per_level
     assert (again.levels, again.modularities) == (first.levels, first.modularities)
@@ -318,7 +322,7 @@ def test_memberships_are_read_back_only_when_the_graph_may_differ(
     from nara_kg.graph import community_memberships as memberships
 
     make_graph(neo4j_driver)
-    build_communities.detect_communities(neo4j_driver, "neo4j", gds)
+    build_communities.detect_communities(neo4j_driver, "neo4j", lambda: gds)
     members = membership(neo4j_driver)
     reads: list[str] = []
     real_read_all = memberships.read_all
@@ -332,7 +336,7 @@ def test_memberships_are_read_back_only_when_the_graph_may_differ(
     monkeypatch.setattr(memberships, "MEMBERS_PER_RANGE", 2)
 
     # Leiden runs again (no state kept) and finds the same communities: nothing is read back.
-    again = build_communities.detect_communities(neo4j_driver, "neo4j", gds)
+    again = build_communities.detect_communities(neo4j_driver, "neo4j", lambda: gds)
     assert memberships.MEMBERSHIPS_OF_RANGE not in reads
     assert again.write["added"] == again.write["removed"] == 0
     assert membership(neo4j_driver) == members
@@ -340,7 +344,7 @@ def test_memberships_are_read_back_only_when_the_graph_may_differ(
     # A membership lost: the counts differ, so the memberships are compared and it comes back.
     neo4j_driver.execute_query("MATCH (:Chunk {naId: 3})-[r:IN_COMMUNITY]->() DELETE r")
     reads.clear()
-    restored = build_communities.detect_communities(neo4j_driver, "neo4j", gds)
+    restored = build_communities.detect_communities(neo4j_driver, "neo4j", lambda: gds)
     assert reads.count(memberships.MEMBERSHIPS_OF_RANGE) == -(-len(members) // 2)
     assert restored.write["added"] == 1
     assert membership(neo4j_driver) == members
@@ -350,7 +354,7 @@ def test_memberships_are_read_back_only_when_the_graph_may_differ(
         "MATCH (c:Community) WITH c LIMIT 1 SET c.memberHash = 'from a stopped run'"
     )
     reads.clear()
-    build_communities.detect_communities(neo4j_driver, "neo4j", gds)
+    build_communities.detect_communities(neo4j_driver, "neo4j", lambda: gds)
     assert memberships.MEMBERSHIPS_OF_RANGE in reads
     assert (
         scalar(
@@ -401,6 +405,36 @@ def test_trusted_hashes_compare_only_the_communities_whose_members_change(
     assert membership(neo4j_driver) == {n: f"0-{g[0]}" for g in before for n in g}
 
 
+def test_community_state_counts_memberships_from_the_count_store(neo4j_driver: Any) -> None:
+    """The state's membership and parent-link counts are those the graph holds, answered from
+    Neo4j's count store: a plan that expands the memberships reads every one of them, twice a
+    build."""
+    from nara_kg.graph.communities import COMMUNITY_STATE, community_state
+
+    wipe(neo4j_driver)
+    neo4j_driver.execute_query(
+        "UNWIND range(1, 20) AS id CREATE (:Chunk {naId: id, chunkId: toString(id) + '-0'})"
+    )
+    _write(neo4j_driver, [[1, 2, 3], [4, 5, 6], list(range(7, 21))], trusted=False)
+    state = community_state(neo4j_driver, "neo4j")
+    assert state["members"] == 20
+    assert state["parentLinks"] == scalar(
+        neo4j_driver, "MATCH (:Community)-[r:IN_COMMUNITY]->(:Community) RETURN count(r)"
+    )
+    with neo4j_driver.session(database="neo4j") as session:
+        plan = session.run("PROFILE " + COMMUNITY_STATE).consume().profile
+
+    def operators(step: dict[str, Any]) -> list[str]:
+        found = [str(step["operatorType"]).split("@")[0]]
+        for child in step.get("children", []):
+            found += operators(child)
+        return found
+
+    used = operators(plan)
+    assert used.count("RelationshipCountFromCountStore") == 2
+    assert not [op for op in used if "Expand" in op], used
+
+
 def test_a_stopped_write_leaves_its_changing_communities_without_a_hash(
     neo4j_driver: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -439,13 +473,17 @@ def test_after_a_projection_change_only_the_changed_communities_are_read_back(
     monkeypatch.setattr(memberships, "CHANGED_MEMBERS_SHARE", 1.0)
     make_graph(neo4j_driver)
     state = tmp_path / "leiden.json"
-    first = build_communities.detect_communities(neo4j_driver, "neo4j", gds, state_path=state)
+    first = build_communities.detect_communities(
+        neo4j_driver, "neo4j", lambda: gds, state_path=state
+    )
     assert first.write["memberships_read"] == 0  # an empty graph
     # The isolated record joins group A through its subject: group B's community is unchanged.
     neo4j_driver.execute_query(
         "MATCH (a:Chunk {naId: 1000}), (b:Chunk {naId: 99}) CREATE (a)-[:subject]->(b)"
     )
-    joined = build_communities.detect_communities(neo4j_driver, "neo4j", gds, state_path=state)
+    joined = build_communities.detect_communities(
+        neo4j_driver, "neo4j", lambda: gds, state_path=state
+    )
     assert joined.leiden_ran
     members = membership(neo4j_driver)
     assert members[99] == members[1] != members[11]
@@ -453,7 +491,7 @@ def test_after_a_projection_change_only_the_changed_communities_are_read_back(
     assert (joined.write["added"], joined.write["removed"]) == (1, 0)
     # The full rebuild finds the same communities: nothing to write.
     rebuilt = build_communities.detect_communities(
-        neo4j_driver, "neo4j", gds, state_path=state, force=True
+        neo4j_driver, "neo4j", lambda: gds, state_path=state, force=True
     )
     assert membership(neo4j_driver) == members
     assert rebuilt.write["added"] == rebuilt.write["removed"] == 0
