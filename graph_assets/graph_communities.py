@@ -75,7 +75,7 @@ def graph_communities(
         result = build_communities.detect_communities(
             driver,
             neo4j.database,
-            neo4j.get_gds(),
+            neo4j.get_gds,
             state_path=paths.layout.leiden_state,
             force=is_full_rebuild(context),
             seed=paths.leiden_seeded,

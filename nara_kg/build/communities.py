@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -119,7 +119,7 @@ def whole_stream_because(
 def detect_communities(
     driver: Driver,
     database: str,
-    gds: Any,
+    open_gds: Callable[[], Any],
     *,
     state_path: Path | None = None,
     force: bool = False,
@@ -144,7 +144,9 @@ def detect_communities(
     full rebuild) neither skips nor seeds: it clusters the graph as if for the first time.
     When Leiden runs whatever the digests say (`force`, or no remembered run), its projection is
     made on a thread of its own while they stream.
-    Leiden itself needs the whole projection: modularity is a property of the whole graph."""
+    Leiden itself needs the whole projection: modularity is a property of the whole graph.
+    `open_gds` makes the `graphdatascience` client, only when Leiden runs: a skipped run (most
+    nightly runs) does not pay for its import and its server handshake."""
     from nara_kg.graph import communities as community_cypher
     from nara_kg.graph.community_memberships import member_hashes, write_hierarchy
     from nara_kg.model.community_hierarchy import build_hierarchy, canonical_assignments
@@ -156,7 +158,7 @@ def detect_communities(
     seeded = seed and not force and bool(previous_hashes)
     # Two traversals of the same rows, the stream's about half Python's decoding: side by side
     # they share the two cores.
-    ahead = _ProjectionAhead(gds, seeded) if force or known is None else None
+    ahead = _ProjectionAhead(open_gds(), seeded) if force or known is None else None
     try:
         stream = _read_digests(
             driver,
@@ -197,6 +199,7 @@ def detect_communities(
             )
         return result
 
+    gds = ahead.gds if ahead is not None else open_gds()
     projection = ahead.take() if ahead is not None else community_cypher.project(gds, seeded=seeded)
     leiden = community_cypher.cluster(gds, driver, database, projection)
     hierarchy = build_hierarchy(canonical_assignments(leiden.assignments))
@@ -251,7 +254,7 @@ class _ProjectionAhead:
     def __init__(self, gds: Any, seeded: bool) -> None:
         from nara_kg.graph import communities as community_cypher
 
-        self._gds = gds
+        self.gds = gds
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="leiden-projection")
         self._made: Future[Projection] = self._pool.submit(
             community_cypher.project, gds, seeded=seeded
@@ -272,7 +275,7 @@ class _ProjectionAhead:
             return
         finally:
             self._pool.shutdown()
-        self._gds.graph.drop(projection.graph)
+        self.gds.graph.drop(projection.graph)
 
 
 @dataclass(frozen=True)
