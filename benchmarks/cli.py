@@ -126,7 +126,7 @@ def _incremental(
     out: Path,
     scaling_out: Path,
     *,
-    keep_last: bool = False,
+    keep_last: bool,
 ) -> None:
     result = run_incremental(
         sizes,

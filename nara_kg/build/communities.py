@@ -199,8 +199,11 @@ def detect_communities(
             )
         return result
 
-    gds = ahead.gds if ahead is not None else open_gds()
-    projection = ahead.take() if ahead is not None else community_cypher.project(gds, seeded=seeded)
+    if ahead is not None:
+        gds, projection = ahead.gds, ahead.take()
+    else:
+        gds = open_gds()
+        projection = community_cypher.project(gds, seeded=seeded)
     leiden = community_cypher.cluster(gds, driver, database, projection)
     hierarchy = build_hierarchy(canonical_assignments(leiden.assignments))
     hashes = member_hashes(hierarchy)
